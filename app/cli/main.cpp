@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// tunebench-cli: the headless, scriptable face of the engine (mirrors TVM's python entry points).
+#include <QCoreApplication>
+#include <QTextStream>
+
+#include <cstdio>
+#include <exception>
+
+#include "app/cli/commands.h"
+#include "engine/support/error.h"
+
+namespace {
+
+const tb::cli::Command kCommands[] = {
+};
+
+void printUsage(FILE* out) {
+    std::fprintf(out, "Usage: tunebench-cli <command> [options]\n\nCommands:\n");
+    for (const auto& c : kCommands) std::fprintf(out, "  %-16s %s\n", c.name, c.summary);
+    std::fprintf(out, "\nRun 'tunebench-cli <command> --help' for the options of a command.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("tunebench-cli"));
+    QCoreApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+    QStringList args = QCoreApplication::arguments();
+    if (args.size() < 2 || args[1] == QLatin1String("--help") || args[1] == QLatin1String("-h")) {
+        printUsage(args.size() < 2 ? stderr : stdout);
+        return args.size() < 2 ? 2 : 0;
+    }
+    const QString name = args[1];
+    for (const auto& c : kCommands) {
+        if (name == QLatin1String(c.name)) {
+            QStringList sub = args.mid(1);
+            sub[0] = QStringLiteral("tunebench-cli ") + name;
+            try {
+                return c.run(sub);
+            } catch (const tb::UserError& e) {
+                std::fprintf(stderr, "error: %s\n", e.what());
+                return 2;
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "internal error: %s\n", e.what());
+                return 1;
+            }
+        }
+    }
+    std::fprintf(stderr, "error: unknown command '%s'\n\n", qPrintable(name));
+    printUsage(stderr);
+    return 2;
+}
