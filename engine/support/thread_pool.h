@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file thread_pool.h
+/// \brief The engine's persistent thread pool and `parallelFor` (TVM `support::parallel_for` and the
+/// runtime's `TVMBackendParallelLaunch`).
+///
+/// Two users share it: generated kernels, whose `parallel` loops are outlined by codegen into a
+/// function that the pool runs on every worker (static partition of the iteration range, as TVM's
+/// runtime thread pool does), and engine code that wants a batch of independent jobs run on all
+/// cores (building candidates, feature extraction). Threads are created once and sleep between
+/// jobs, so launching a parallel region costs a wake-up, not a thread creation.
+///
+/// A `parallelFor` issued from inside a pool worker (nested parallelism) runs serially on the
+/// calling thread, as TVM's runtime does for nested parallel loops. Jobs are run one at a time;
+/// concurrent callers from different threads are serialised by a mutex.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tb {
+
+class ThreadPool {
+public:
+    /// A pool of `numThreads` workers (the calling thread counts as worker 0, so numThreads - 1
+    /// threads are spawned). numThreads <= 0 means std::thread::hardware_concurrency().
+    explicit ThreadPool(int numThreads = 0);
+    ~ThreadPool();
+    ThreadPool(const ThreadPool&) = delete;
+    ThreadPool& operator=(const ThreadPool&) = delete;
+
+    int numThreads() const { return m_numThreads; }
+
+    /// Run fn(begin, end) over a static partition of [0, n) into at most numThreads() contiguous
+    /// chunks (chunk t gets [t*n/T, (t+1)*n/T)); returns when all chunks are done. Exceptions thrown
+    /// by fn are rethrown here (the first one). n <= 0 returns immediately.
+    void parallelForRange(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn);
+
+    /// Run fn(i) for every i in [0, n), dynamically load-balanced over the workers (one index at a
+    /// time; meant for coarse jobs such as compiling one candidate).
+    void parallelFor(int64_t n, const std::function<void(int64_t i)>& fn);
+
+    /// True when called from one of this process's pool worker threads (or the caller while it runs
+    /// a job): nested parallel regions then run serially.
+    static bool inWorker();
+
+    /// The process-wide pool. Its size is TB_NUM_THREADS when set, else the hardware concurrency.
+    static ThreadPool& global();
+
+private:
+    void workerLoop(int index);
+    void runJob(int64_t numChunks, const std::function<void(int64_t chunk)>& chunkFn);
+
+    int m_numThreads = 1;
+    std::vector<std::thread> m_threads;
+    std::mutex m_jobMutex;  // serialises jobs from different callers
+
+    std::mutex m_mutex;
+    std::condition_variable m_wake;
+    std::condition_variable m_done;
+    uint64_t m_generation = 0;
+    bool m_stop = false;
+    const std::function<void(int64_t)>* m_chunkFn = nullptr;
+    int64_t m_numChunks = 0;
+    std::atomic<int64_t> m_nextChunk{0};
+    int m_running = 0;  // workers still inside the current job
+    std::exception_ptr m_error;
+};
+
+/// Shorthand for ThreadPool::global().parallelFor(n, fn).
+void parallelFor(int64_t n, const std::function<void(int64_t i)>& fn);
+
+}  // namespace tb
