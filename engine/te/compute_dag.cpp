@@ -335,13 +335,11 @@ bool ComputeDAG::elementWiseMatch(const Operation& op, const Operation& target) 
         const auto& info = access(cur);
         if (info.readBy.size() != 1) return false;
         const auto& [next, accesses] = info.readBy[0];
-        if (!next->isCompute() || next->shape != cur->shape) return false;
+        if (!cur->isCompute() || !next->isCompute() || next->shape != cur->shape) return false;
         for (const auto& acc : accesses) {
-            if (acc.size() != next->axis.size()) return false;
-            for (size_t i = 0; i < acc.size(); ++i)
-                if (acc[i].get() != next->axis[i].var.get()) return false;
+            bool missing, dup, same;
+            if (!isSimpleAccess(next.get(), acc, &missing, &dup, &same) || missing || dup || !same) return false;
         }
-        if (!next->reduceAxis.empty()) return false;
         cur = next;
     }
     return true;

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file cost_model.h
+/// \brief The cost model interface of the search: scores candidate states so that evolutionary
+/// search measures only the most promising ones (TVM `auto_scheduler.CostModel`).
+///
+/// `predict` returns one score per state, higher = faster (TVM's XGBModel predicts normalized
+/// throughput); a state whose features cannot be extracted gets -inf and is dropped. `update` trains
+/// on measured (state, result) pairs. Implementations: RandomModel (uniform scores, the baseline),
+/// XGBModel (per-store features + XGBoost, cost_model/xgb_model.h).
+
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "engine/schedule/loop_state.h"
+#include "engine/search/search_task.h"
+
+namespace tb::cost_model {
+
+/// What the model learns from: a measured state and its mean cost in seconds (1e10 = failed).
+struct MeasuredState {
+    State state;
+    double meanCost = 1e10;
+    bool valid = false;
+};
+
+class CostModel {
+public:
+    virtual ~CostModel() = default;
+    /// Train on newly measured states of `task` (accumulated: the model keeps all data).
+    virtual void update(const search::SearchTask& task, const std::vector<MeasuredState>& measured) = 0;
+    /// Scores of `states` (bound-inferred, concrete); higher is better; -inf = unusable.
+    virtual std::vector<float> predict(const search::SearchTask& task, const std::vector<State>& states) = 0;
+    /// True for the random baseline (the search then shortens evolution, as TVM does).
+    virtual bool isRandom() const { return false; }
+};
+
+/// Uniform random scores in [0, 1) (TVM RandomModel). Seeded.
+class RandomModel : public CostModel {
+public:
+    explicit RandomModel(uint64_t seed = 0) : m_rng(seed) {}
+    void update(const search::SearchTask&, const std::vector<MeasuredState>&) override {}
+    std::vector<float> predict(const search::SearchTask&, const std::vector<State>& states) override {
+        std::uniform_real_distribution<float> d(0.0f, 1.0f);
+        std::vector<float> out(states.size());
+        for (auto& s : out) s = d(m_rng);
+        return out;
+    }
+    bool isRandom() const override { return true; }
+
+private:
+    std::mt19937_64 m_rng;
+};
+
+}  // namespace tb::cost_model

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file sketch_policy.h
+/// \brief The sketch policy: Ansor's search for one task (TVM search_policy/sketch_policy.cc).
+///
+/// Each round: (1) sketches, generated once (sketch_generation.h); (2) an initial population of
+/// random annotations of the sketches (tile sizes, compute locations, parallel, unroll, vectorize;
+/// REFERENCE-TVM §1.4), filtered by the cost model and by already-measured states; (3) evolutionary
+/// search: 4 generations of 2048 states made by the four CPU mutations (tile size 0.90, auto-unroll
+/// 0.04, compute location 0.05, parallel 0.01), selection ∝ predicted score, keeping the best
+/// 2·numMeasures unseen states; (4) eps-greedy pick of numMeasures states (5% random); (5) measure;
+/// (6) train the cost model. Parameters default to TVM's (§1.6). Seeded: the same seed and the same
+/// measurements give the same search.
+
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "engine/cost_model/cost_model.h"
+#include "engine/search/search_utils.h"
+#include "engine/search/sketch_generation.h"
+
+namespace tb::search {
+
+/// What measuring a state gave (mirror of measure::MeasureResult that the search needs).
+struct MeasureOutcome {
+    std::vector<double> costs;   ///< seconds per run; {1e10} on error
+    int errorNo = 0;             ///< TVM MeasureErrorNO
+    std::string errorMsg;
+    double allCost = 0;          ///< build + run wall time, seconds
+    double meanCost() const;
+};
+
+/// Builds and runs candidate states of a task (the ProgramMeasurer). Implemented over the real
+/// builder/runner by tuning/; tests use fakes.
+class ProgramMeasurer {
+public:
+    virtual ~ProgramMeasurer() = default;
+    virtual std::vector<MeasureOutcome> measure(const SearchTask& task, const std::vector<State>& states) = 0;
+};
+
+struct SketchPolicyParams {
+    SketchParams sketch;
+    double epsGreedy = 0.05;
+    int retrySearchOneRoundOnEmpty = 1;
+    int sampleInitMinPopulation = 50;
+    double sampleInitUseMeasuredRatio = 0.2;
+    int evolutionaryPopulation = 2048;
+    int evolutionaryNumIters = 4;
+    double mutationProb = 0.85;
+    std::vector<int> autoUnrollConfigs{0, 16, 64, 512};
+    int numThreads = 0;  ///< threads for sampling/mutation; 0 = hardware threads
+};
+
+/// One candidate handed to the measurer, with the model's score when it was picked.
+struct PickedState {
+    State state;
+    float predicted = 0;
+};
+
+class SketchPolicy {
+public:
+    SketchPolicy(SearchTask task, std::shared_ptr<cost_model::CostModel> model, SketchPolicyParams params, uint64_t seed);
+
+    const SearchTask& task() const { return m_task; }
+    const std::vector<State>& sketches();
+
+    /// One search round (TVM ContinueSearchOneRound): picks up to numMeasures new states, measures
+    /// them with `measurer`, records them as measured and trains the model. Returns the measured
+    /// states with their outcomes (empty when the space is exhausted).
+    std::vector<std::pair<PickedState, MeasureOutcome>> continueSearchOneRound(int numMeasures, ProgramMeasurer& measurer);
+
+    /// The search half of a round (no measurement): the states a round would measure.
+    std::vector<PickedState> searchOneRound(int numMeasures);
+
+    /// Marks states as measured (resume from a log: TVM PreloadMeasuredStates). `costs` in seconds.
+    void preloadMeasured(const std::vector<State>& states, const std::vector<double>& meanCosts);
+
+    // Building blocks, public for tests and benchmarks.
+    std::vector<State> sampleInitPopulation();
+    std::vector<State> evolutionarySearch(const std::vector<State>& init, int outSize, std::vector<float>* scores = nullptr);
+    /// Random annotation of a sketch (FillTileSize, ChangeComputeLocation, Parallel, Unroll,
+    /// Vectorization). Returns an undefined State when a rule finds the state invalid.
+    State randomAnnotate(const State& sketch, std::mt19937_64& rng);
+    /// One mutation by rule weight; an undefined State when it fails.
+    State mutate(const State& s, std::mt19937_64& rng);
+    size_t numMeasured() const { return m_measuredVector.size(); }
+
+private:
+    State fillTileSize(State s, std::mt19937_64& rng);
+    bool changeComputeLocation(State* s, std::mt19937_64& rng);
+    void annotateParallel(State* s, int stageId, int iterOffset);
+    void initParallel(State* s);
+    void initUnroll(State* s, std::mt19937_64& rng);
+    void initVectorization(State* s, std::mt19937_64& rng);
+    State mutateTileSize(const State& s, std::mt19937_64& rng);
+    State mutateAutoUnroll(const State& s, std::mt19937_64& rng);
+    State mutateComputeLocation(const State& s, std::mt19937_64& rng);
+    State mutateParallel(const State& s, std::mt19937_64& rng);
+    /// Bound inference + pruning (nested parallel); undefined entries for invalid states.
+    std::vector<State> inferAndPrune(const std::vector<State>& states);
+    std::vector<float> predict(const std::vector<State>& states);
+    int threads() const;
+
+    SearchTask m_task;
+    std::shared_ptr<cost_model::CostModel> m_model;
+    SketchPolicyParams m_params;
+    std::mt19937_64 m_rng;
+    std::vector<State> m_sketches;
+    bool m_sketchesDone = false;
+    std::unordered_set<std::string> m_measuredSet;
+    std::vector<State> m_measuredVector;
+    std::vector<double> m_measuredThroughputs;
+    SplitFactorizationMemo m_memo;
+};
+
+}  // namespace tb::search
