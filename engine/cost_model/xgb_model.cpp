@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "engine/cost_model/xgb_model.h"
+
+#include <xgboost/c_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <thread>
+
+#include "engine/cost_model/feature.h"
+#include "engine/support/error.h"
+
+namespace tb::cost_model {
+
+namespace {
+void check(int rc, const char* what) {
+    TB_CHECK(rc == 0) << "XGBoost " << what << " failed: " << XGBGetLastError();
+}
+int hwThreads(int n) { return n > 0 ? n : int(std::max(1u, std::thread::hardware_concurrency())); }
+
+struct DMatrix {
+    DMatrixHandle h = nullptr;
+    ~DMatrix() {
+        if (h) XGDMatrixFree(h);
+    }
+};
+}  // namespace
+
+XGBModel::XGBModel(StateLowerer lowerer, XGBModelParams params) : m_lowerer(std::move(lowerer)), m_params(params) {
+    TB_CHECK(m_lowerer) << "XGBModel needs a state lowerer";
+}
+
+XGBModel::~XGBModel() {
+    if (m_booster) XGBoosterFree(m_booster);
+}
+
+std::vector<std::vector<float>> XGBModel::features(const search::SearchTask& task, const State& state) {
+    std::string key = task.workloadKey + "\n" + state.toStr();
+    {
+        std::lock_guard<std::mutex> lock(m_cacheMutex);
+        auto it = m_cache.find(key);
+        if (it != m_cache.end()) return it->second;
+    }
+    std::vector<std::vector<float>> rows;
+    try {
+        rows = extractPerStoreFeatures(m_lowerer(task, state), task.hardware.cacheLineBytes);
+    } catch (const std::exception&) {
+        rows.clear();  // TVM: a state whose features cannot be extracted scores -inf
+    }
+    std::lock_guard<std::mutex> lock(m_cacheMutex);
+    m_cache.emplace(std::move(key), rows);
+    return rows;
+}
+
+void XGBModel::update(const search::SearchTask& task, const std::vector<MeasuredState>& measured) {
+    std::vector<std::vector<std::vector<float>>> rows(measured.size());
+    int threads = hwThreads(m_params.numThreads);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            for (size_t i = size_t(t); i < measured.size(); i += size_t(threads)) rows[i] = features(task, measured[i].state);
+        });
+    for (auto& th : pool) th.join();
+    for (size_t i = 0; i < measured.size(); ++i) {
+        if (rows[i].empty()) continue;
+        m_samples.push_back({task.workloadKey, std::move(rows[i]), measured[i].valid ? measured[i].meanCost : 1e10});
+    }
+    if (m_samples.empty()) return;
+    if (m_params.adaptiveTraining && m_trainedOn > 0 && double(m_samples.size()) < 1.2 * double(m_trainedOn)) return;
+    train();
+}
+
+void XGBModel::train() {
+    // Normalized throughput per task: y = min cost / cost.
+    std::map<std::string, double> best;
+    for (const auto& s : m_samples)
+        if (s.cost < 1e9) {
+            auto [it, ins] = best.emplace(s.workloadKey, s.cost);
+            if (!ins) it->second = std::min(it->second, s.cost);
+        }
+    std::vector<float> data;
+    std::vector<int> pack;    // row -> sample index
+    std::vector<double> y;    // per sample
+    for (size_t i = 0; i < m_samples.size(); ++i) {
+        const auto& s = m_samples[i];
+        auto it = best.find(s.workloadKey);
+        y.push_back(s.cost < 1e9 && it != best.end() ? it->second / s.cost : 0.0);
+        for (const auto& r : s.rows) {
+            data.insert(data.end(), r.begin(), r.end());
+            pack.push_back(int(i));
+        }
+    }
+    const bst_ulong nrow = bst_ulong(pack.size());
+    if (nrow == 0) return;
+    DMatrix dm;
+    check(XGDMatrixCreateFromMat(data.data(), nrow, kFeatureLength, std::numeric_limits<float>::quiet_NaN(), &dm.h),
+          "DMatrix creation");
+    BoosterHandle bst = nullptr;
+    check(XGBoosterCreate(&dm.h, 1, &bst), "booster creation");
+    auto set = [&](const char* k, const std::string& v) { check(XGBoosterSetParam(bst, k, v.c_str()), "set param"); };
+    set("max_depth", std::to_string(m_params.maxDepth));
+    set("gamma", std::to_string(m_params.gamma));
+    set("min_child_weight", std::to_string(m_params.minChildWeight));
+    set("eta", std::to_string(m_params.eta));
+    set("seed", std::to_string(m_params.seed));
+    set("nthread", std::to_string(hwThreads(m_params.numThreads)));
+    set("verbosity", "0");
+    set("base_score", "0");
+    set("disable_default_eval_metric", "1");
+
+    std::vector<float> grad(nrow), hess(nrow);
+    double bestRmse = std::numeric_limits<double>::infinity();
+    int bestIter = 0;
+    std::vector<double> packSum(m_samples.size());
+    for (int it = 0; it < m_params.numBoostRound; ++it) {
+        bst_ulong len = 0;
+        const float* pred = nullptr;
+        check(XGBoosterPredict(bst, dm.h, 1 /*output margin*/, 0, 1 /*training*/, &len, &pred), "predict");
+        std::fill(packSum.begin(), packSum.end(), 0.0);
+        for (bst_ulong r = 0; r < len; ++r) packSum[size_t(pack[r])] += pred[r];
+        double se = 0;
+        for (size_t i = 0; i < packSum.size(); ++i) se += (packSum[i] - y[i]) * (packSum[i] - y[i]);
+        double rmse = std::sqrt(se / double(packSum.size()));
+        if (rmse < bestRmse - 1e-9) {
+            bestRmse = rmse;
+            bestIter = it;
+        } else if (it - bestIter >= m_params.earlyStoppingRounds) {
+            break;
+        }
+        for (bst_ulong r = 0; r < len; ++r) {
+            size_t p = size_t(pack[r]);
+            double w = y[p];  // TVM: weight = normalized throughput
+            grad[r] = float((packSum[p] - y[p]) * w);
+            hess[r] = float(w);
+        }
+        check(XGBoosterBoostOneIter(bst, dm.h, grad.data(), hess.data(), nrow), "boost");
+    }
+    if (m_booster) XGBoosterFree(m_booster);
+    m_booster = bst;
+    m_trainedOn = m_samples.size();
+}
+
+std::vector<float> XGBModel::predict(const search::SearchTask& task, const std::vector<State>& states) {
+    std::vector<float> scores(states.size(), 0.0f);
+    std::vector<std::vector<std::vector<float>>> rows(states.size());
+    int threads = hwThreads(m_params.numThreads);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            for (size_t i = size_t(t); i < states.size(); i += size_t(threads)) rows[i] = features(task, states[i]);
+        });
+    for (auto& th : pool) th.join();
+    const bool warm = m_booster && int(m_samples.size()) >= m_params.numWarmupSamples;
+    std::uniform_real_distribution<float> d(0.0f, 1.0f);
+    std::vector<float> data;
+    std::vector<int> pack;
+    for (size_t i = 0; i < states.size(); ++i) {
+        if (rows[i].empty()) {
+            scores[i] = -std::numeric_limits<float>::infinity();
+            continue;
+        }
+        if (!warm) {
+            scores[i] = d(m_rng);
+            continue;
+        }
+        for (const auto& r : rows[i]) {
+            data.insert(data.end(), r.begin(), r.end());
+            pack.push_back(int(i));
+        }
+    }
+    if (!warm || pack.empty()) return scores;
+    DMatrix dm;
+    check(XGDMatrixCreateFromMat(data.data(), bst_ulong(pack.size()), kFeatureLength,
+                                 std::numeric_limits<float>::quiet_NaN(), &dm.h),
+          "DMatrix creation");
+    bst_ulong len = 0;
+    const float* pred = nullptr;
+    check(XGBoosterPredict(m_booster, dm.h, 1, 0, 0, &len, &pred), "predict");
+    for (bst_ulong r = 0; r < len; ++r) scores[size_t(pack[r])] += pred[r];
+    return scores;
+}
+
+double XGBModel::pairwiseAccuracy(const search::SearchTask& task, const std::vector<State>& states,
+                                  const std::vector<double>& costs) {
+    TB_CHECK(states.size() == costs.size()) << "states and costs differ in size";
+    int saved = m_params.numWarmupSamples;
+    m_params.numWarmupSamples = 0;
+    std::vector<float> s = predict(task, states);
+    m_params.numWarmupSamples = saved;
+    long long ok = 0, total = 0;
+    for (size_t i = 0; i < states.size(); ++i)
+        for (size_t j = i + 1; j < states.size(); ++j) {
+            if (costs[i] == costs[j]) continue;
+            ++total;
+            bool measuredFaster = costs[i] < costs[j];
+            bool predictedFaster = s[i] > s[j];
+            ok += measuredFaster == predictedFaster;
+        }
+    return total ? double(ok) / double(total) : 0.0;
+}
+
+}  // namespace tb::cost_model
