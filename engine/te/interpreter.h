@@ -23,13 +23,16 @@
 /// - `tir.if_then_else`, `Select`, `&&` and `||` evaluate only what the taken branch needs, so a
 ///   padded read `if_then_else(in_bounds, x[i - 1], 0f)` never loads out of bounds. (Compiled code
 ///   may evaluate both arms of a `Select`; the interpreter does not check the untaken one.)
-/// - `tir.round` rounds half to even (LLVM `nearbyint`, as TVM lowers it); `tir.sigmoid(x)` is
-///   `1 / (1 + exp(-x))`. Supported intrinsics: exp, exp2, exp10, log, log2, log10, log1p, sqrt,
-///   rsqrt, tanh, sigmoid, fabs, erf, floor, ceil, round, nearbyint, trunc, sin, cos, tan, asin,
-///   acos, atan, sinh, cosh, asinh, acosh, atanh, pow, atan2, fmod, copysign, hypot, isnan, isinf,
-///   isfinite, likely, if_then_else (all with the "tir." prefix). Any other is an InternalError.
+/// - `tir.round` rounds half away from zero (TVM lowers it to `llvm.round`), `tir.nearbyint` half
+///   to even; `tir.sigmoid(x)` is `1 / (1 + exp(-x))` and `tir.rsqrt(x)` `1 / sqrt(x)` (TVM's
+///   legalization); float `Mod` is `fmod` (LLVM `frem`). Supported intrinsics (all "tir."): exp,
+///   exp2, exp10, log, log2, log10, log1p, sqrt, rsqrt, tanh, sigmoid, fabs, erf, floor, ceil,
+///   round, nearbyint, trunc, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, pow,
+///   atan2, fmod, copysign, hypot, isnan, isinf, isfinite, likely, if_then_else. Any other is an
+///   InternalError when the op is compiled (before any point is evaluated).
 /// - A load whose index lies outside the tensor (checked per dimension, not just the flat
 ///   offset) throws tb::InternalError naming the stage, the tensor, the index and the shape.
+/// - Compute ops have one output (TVM's multi-output computes are not supported: InternalError).
 /// - Every buffer holds float32. Ops of an int or bool dtype store their values converted to float
 ///   (exact for |v| <= 2^24); float64 ops are rounded to float32 on store. Loads of such tensors
 ///   convert back (float -> int truncates).
@@ -37,10 +40,18 @@
 /// How it runs: each op body is compiled once into a compact node array (variables in slots, every
 /// integer sub-expression that is affine in the loop variables folded into one dot product, loads
 /// proven in bounds over the whole iteration box flattened to a single affine offset and left
-/// unchecked). A top-level Reduce whose source is a left-deep product of 1..3 such loads (conv2d,
+/// unchecked). Nodes are evaluated for batches of 128 consecutive output points at a time, so the
+/// interpretive dispatch is paid per batch; lazy operands narrow the batch to the points that take
+/// them. A top-level Reduce whose source is a left-deep product of 1..3 such loads (conv2d,
 /// depthwise, dense, pooling, winograd transforms) runs as a tight loop over the innermost reduce
-/// axis with precomputed offsets; its results are bit-identical to the general path. The spatial
-/// domain is split into contiguous chunks over std::thread when the work is large.
+/// axis with precomputed offsets, four output points interleaved; every point still sees the
+/// exact scalar sequence of operations, so its results are bit-identical to the general path. The
+/// spatial domain is split into contiguous chunks over std::thread when the work is large, which
+/// does not change any result either. When several loads are out of bounds, which one is reported
+/// is deterministic for a given thread count.
+///
+/// Typical cost on one core: ~1 ns per multiply-add in conv2d/dense reductions, ~5-20 ns per
+/// output point for padding and elementwise stages.
 
 #include <cstdint>
 #include <unordered_map>
@@ -94,7 +105,8 @@ std::vector<Buffer> evaluate(const ComputeDAG& dag, const std::vector<Buffer>& i
 /// as is (not recomputed, its producers not visited), so a graph executor can chain subgraphs.
 /// Returns a buffer for every compute op evaluated by this call (intermediates included, for
 /// debugging), keyed by operation; the `given` buffers are not copied into the result.
-/// Throws UserError for a missing placeholder or a given buffer whose shape differs from its op's.
+/// Throws UserError for a missing placeholder or a given buffer whose shape differs from its op's;
+/// InternalError as evaluate() does.
 BufferMap evaluateTensors(const std::vector<Tensor>& outputs, const BufferMap& given,
                           const EvalOptions& options = {});
 

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file simplify.h
+/// \brief Arithmetic simplification of lowered loop nests (TVM's `arith::Analyzer` +
+/// `tir.transform.Simplify`, reduced to what Ansor's lowered kernels need), and the unroll pass.
+///
+/// Lowering a schedule produces index expressions such as `floordiv(i.outer*16 + i.inner, 16)` or
+/// guards such as `i.outer*16 + i.inner < 1024` whose truth follows from the loop ranges. Codegen
+/// needs them in plain affine form (to recognise contiguous vector accesses) and without dead
+/// guards (they block vectorization). The rules:
+///   - constant folding, `x*1`, `x+0`, `x*0` (te's constructors, TVM's TryConstFold);
+///   - integer sums are put in a canonical linear form `c1*t1 + c2*t2 + ... + c0` (terms in first
+///     appearance order), which merges `(a*c1)*c2`, `(x + c1) + c2`, `x - x`, `(i*4 + j)*16`;
+///   - `floordiv(L, c)` / `floormod(L, c)` of a linear form L with c > 0: the terms whose
+///     coefficient is a multiple of c move out of the division; when the rest is proven to lie in
+///     [0, c) from the variables' ranges, the division disappears (`floordiv(i*16 + j, 16) -> i`,
+///     `floormod(i*16 + j, 16) -> j` for j in [0, 16)); truncating `/` and `%` follow the same rules
+///     when both operands are proven non-negative;
+///   - comparisons, `min`, `max`, `select` and `tir.if_then_else` decided from ranges;
+///   - statements: guards proven true/false are removed, loops of extent 1 are replaced by their
+///     body with the variable substituted, loops of extent 0 disappear.
+/// Float arithmetic is never re-associated (only TVM's exact folds apply), so results stay bitwise
+/// identical to the unsimplified program.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+
+#include "engine/lower/loop_ir.h"
+
+namespace tb::lower {
+
+/// An inclusive integer interval [min, max].
+struct IntRange {
+    int64_t min = 0;
+    int64_t max = 0;
+};
+
+/// Known variable ranges plus the simplification rules above.
+class Analyzer {
+public:
+    /// Declare v in [min, max] (inclusive). Rebinding replaces the previous range.
+    void bind(const te::Var& v, IntRange range);
+    /// Declare v in [min, min + extent - 1] (a loop's range); extent must be >= 1.
+    void bindLoop(const te::Var& v, int64_t min, int64_t extent);
+    void unbind(const te::Var& v);
+
+    /// Simplified e (same value for every assignment of the bound variables within their ranges).
+    te::Expr simplify(const te::Expr& e) const;
+    /// Range of an integer expression, or nullopt when some part is unbounded/unknown.
+    std::optional<IntRange> bound(const te::Expr& e) const;
+    /// True when the bool expression is proven true for every assignment within the ranges.
+    bool canProve(const te::Expr& cond) const;
+
+private:
+    std::map<const te::ExprNode*, IntRange> m_bounds;
+    friend class SimplifyImpl;
+};
+
+/// Simplify an expression without variable ranges.
+te::Expr simplify(const te::Expr& e);
+
+/// Simplify every expression of s, using the ranges of the loops that enclose each one (plus the
+/// ranges already bound in `analyzer`), and drop dead guards / trivial loops.
+Stmt simplify(const Stmt& s, const Analyzer& analyzer = Analyzer());
+/// simplify() on a function body.
+LoweredFunc simplify(const LoweredFunc& f);
+
+/// TVM's UnrollLoop pass, driven by Ansor's `pragma_auto_unroll_max_step` attribute: inside an
+/// AttrNode with that key and value N, every Serial loop with a constant extent whose unrolled
+/// size (extent x number of statements its body executes per iteration, counted through inner
+/// loops) is at most N becomes ForKind::Unrolled. Loops are considered innermost first, so an outer
+/// loop is unrolled only when everything inside it is. Loops outside such an attribute, and
+/// Parallel/Vectorized loops, are left alone. The attributes themselves stay (codegen ignores them).
+Stmt unrollLoops(const Stmt& s);
+
+}  // namespace tb::lower

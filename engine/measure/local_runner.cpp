@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "engine/measure/local_runner.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+#include "engine/measure/worker_protocol.h"
+#include "engine/support/error.h"
+
+extern char** environ;
+
+namespace tb::measure {
+namespace {
+
+bool isExecutable(const std::string& p) { return !p.empty() && access(p.c_str(), X_OK) == 0; }
+
+std::string findWorker(const std::string& configured) {
+    if (!configured.empty()) {
+        TB_USER_CHECK(isExecutable(configured)) << "measure worker '" << configured << "' is not an executable file";
+        return configured;
+    }
+    if (const char* env = std::getenv("TB_WORKER_PATH"); env && *env) {
+        TB_USER_CHECK(isExecutable(env)) << "TB_WORKER_PATH='" << env << "' is not an executable file";
+        return env;
+    }
+#ifdef TB_DEFAULT_WORKER_PATH
+    if (isExecutable(TB_DEFAULT_WORKER_PATH)) return TB_DEFAULT_WORKER_PATH;
+#endif
+    char self[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n > 0) {
+        std::string dir(self, size_t(n));
+        dir = dir.substr(0, dir.rfind('/'));
+        for (const char* rel : {"/tunebench-worker", "/../bin/tunebench-worker"})
+            if (isExecutable(dir + rel)) return dir + rel;
+    }
+    TB_USER_ERROR() << "cannot find the measure worker 'tunebench-worker' (set TB_WORKER_PATH)";
+    return {};
+}
+
+std::string describeStatus(int status) {
+    if (WIFSIGNALED(status)) {
+        const int sig = WTERMSIG(status);
+        return "killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+    }
+    if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+    return "ended";
+}
+
+MeasureResult failure(MeasureErrorNo e, std::string msg) {
+    MeasureResult r;
+    r.costs = {kMaxFloat};
+    r.errorNo = e;
+    r.errorMsg = std::move(msg);
+    r.timestamp = nowTimestamp();
+    return r;
+}
+
+}  // namespace
+
+LocalRunner::LocalRunner(RunnerOptions options) : m_options(std::move(options)) {
+    m_options.workerPath = findWorker(m_options.workerPath);
+}
+
+LocalRunner::~LocalRunner() {
+    if (m_pid > 0) stopWorker(true);
+}
+
+void LocalRunner::startWorker() {
+    int sv[2];
+    TB_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) << "socketpair: " << strerror(errno);
+    // Everything the child needs is prepared before fork: only async-signal-safe calls after it.
+    const std::string fdArg = "--fd=3";
+    std::vector<std::string> envStrings;
+    for (char** e = environ; e && *e; ++e)
+        if (m_options.numThreads <= 0 || std::strncmp(*e, "TB_NUM_THREADS=", 15) != 0) envStrings.emplace_back(*e);
+    if (m_options.numThreads > 0) envStrings.push_back("TB_NUM_THREADS=" + std::to_string(m_options.numThreads));
+    std::vector<char*> envp;
+    for (auto& s : envStrings) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    std::vector<char*> argv = {m_options.workerPath.data(), const_cast<char*>(fdArg.c_str()), nullptr};
+
+    const pid_t pid = fork();
+    TB_CHECK(pid >= 0) << "fork: " << strerror(errno);
+    if (pid == 0) {
+        if (sv[1] == 3) {
+            fcntl(3, F_SETFD, 0);
+        } else {
+            dup2(sv[1], 3);
+        }
+        const int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0) dup2(devnull, 0);
+        execve(argv[0], argv.data(), envp.data());
+        _exit(127);
+    }
+    close(sv[1]);
+    m_fd = sv[0];
+    m_pid = pid;
+    ++m_started;
+}
+
+std::string LocalRunner::stopWorker(bool killIt) {
+    if (m_pid <= 0) return "not running";
+    if (killIt) kill(m_pid, SIGKILL);
+    if (m_fd >= 0) close(m_fd);
+    m_fd = -1;
+    int status = 0;
+    pid_t r;
+    do {
+        r = waitpid(m_pid, &status, 0);
+    } while (r < 0 && errno == EINTR);
+    m_pid = -1;
+    return describeStatus(status);
+}
+
+MeasureResult LocalRunner::runOne(const codegen::CompiledKernel& kernel, const CheckSpec* check) {
+    using clock = std::chrono::steady_clock;
+    const auto t0 = clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
+    if (!kernel.runsOnHost) {
+        auto r = failure(MeasureErrorNo::CompileDevice, "kernel compiled for '" + kernel.target + "' cannot run on this machine");
+        return r;
+    }
+    detail::RunRequest req;
+    req.symbol = kernel.name;
+    req.object = kernel.object;
+    req.argElements = kernel.argElements;
+    req.timer.number = m_options.number;
+    req.timer.repeat = m_options.repeat;
+    req.timer.minRepeatMs = m_options.minRepeatMs;
+    req.timer.cooldownIntervalMs = m_options.cooldownIntervalS * 1e3;
+    req.flushCache = m_options.enableCpuCacheFlush;
+    req.seed = m_options.seed;
+    if (check) {
+        req.hasCheck = true;
+        req.check = *check;
+    }
+    if (m_pid <= 0) startWorker();
+    MeasureResult res;
+    if (!detail::writeFrame(m_fd, detail::encode(req))) {
+        res = failure(MeasureErrorNo::RuntimeDevice, "the measure worker died before the candidate was sent: " + stopWorker(true));
+    } else {
+        std::string payload;
+        const int got = detail::readFrame(m_fd, &payload, m_options.timeoutS * 1e3);
+        if (got < 0) {
+            stopWorker(true);
+            res = failure(MeasureErrorNo::RunTimeout, "run exceeded " + std::to_string(m_options.timeoutS) + " s; worker killed");
+        } else if (got == 0) {
+            res = failure(MeasureErrorNo::RuntimeDevice, "the candidate crashed the measure worker: " + stopWorker(false));
+        } else {
+            detail::RunReply reply = detail::decodeReply(payload);
+            res.errorNo = static_cast<MeasureErrorNo>(reply.errorNo);
+            res.errorMsg = reply.message;
+            res.costs = res.ok() ? reply.costs : std::vector<double>{kMaxFloat};
+            res.timestamp = nowTimestamp();
+            // Memory of the worker may be damaged (or its state suspect): start afresh next time.
+            if (res.errorNo == MeasureErrorNo::WrongAnswer || res.errorNo == MeasureErrorNo::RuntimeDevice) stopWorker(true);
+        }
+    }
+    res.allCost = elapsed();
+    return res;
+}
+
+std::vector<MeasureResult> LocalRunner::run(const std::vector<MeasureInput>& inputs, const std::vector<BuildResult>& builds) {
+    TB_CHECK(inputs.size() == builds.size()) << inputs.size() << " inputs but " << builds.size() << " build results";
+    std::vector<MeasureResult> out;
+    out.reserve(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const BuildResult& b = builds[i];
+        MeasureResult r;
+        if (b.errorNo != MeasureErrorNo::NoError || !b.kernel) {
+            r = failure(b.errorNo == MeasureErrorNo::NoError ? MeasureErrorNo::CompileHost : b.errorNo, b.errorMsg);
+        } else {
+            r = runOne(*b.kernel, inputs[i].check.get());
+        }
+        r.allCost += b.timeCost;
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+}  // namespace tb::measure

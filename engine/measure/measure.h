@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file measure.h
+/// \brief Measuring candidate programs: inputs, results, error codes, hardware parameters and the
+/// builder/runner interfaces (TVM `auto_scheduler/measure.h` + `python/.../measure.py`,
+/// REFERENCE-TVM §4).
+///
+/// A candidate is a lowered function (lower/loop_ir.h) or an already compiled kernel (object bytes +
+/// argument sizes); the search layer hands a batch of `MeasureInput`s to a `ProgramBuilder`
+/// (compiles in parallel: builder.h) and the results to a `ProgramRunner` (times them: a sandboxed
+/// worker process for LocalRunner, local_runner.h; an RPC device later). The search never needs to
+/// know LLVM: it only sees these value types.
+///
+/// Failures are data, never exceptions of the caller (DESIGN.md decision 2): every input gets
+/// exactly one BuildResult and one MeasureResult, with `errorNo` from `MeasureErrorNo` (TVM's
+/// numbering, identical in auto_scheduler and AutoTVM) and a message. Failed results carry the cost
+/// `kMaxFloat` (1e10) as TVM's.
+///
+/// How to add a new runner: implement ProgramRunner::run so that it returns one result per input in
+/// order, maps every failure to an error code, and never lets a candidate crash the caller.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/codegen/codegen_llvm.h"
+#include "engine/codegen/target.h"
+#include "engine/lower/loop_ir.h"
+
+namespace tb::measure {
+
+/// TVM's MeasureErrorNO (auto_scheduler measure.h ~57, autotvm measure.py ~68).
+enum class MeasureErrorNo : int {
+    NoError = 0,
+    InstantiationError = 1,  ///< the schedule could not be replayed / lowered
+    CompileHost = 2,         ///< host compilation failed
+    CompileDevice = 3,       ///< loading the module or setting up the timer failed
+    RuntimeDevice = 4,       ///< crash or detected memory error while running
+    WrongAnswer = 5,         ///< output differs from the reference
+    BuildTimeout = 6,
+    RunTimeout = 7,
+    UnknownError = 8,
+};
+/// "NO_ERROR", "INSTANTIATION_ERROR", "COMPILE_HOST", ... (TVM's names).
+const char* errorName(MeasureErrorNo e);
+
+/// The cost assigned to failed measurements (TVM's MAX_FLOAT = 1e10 seconds).
+inline constexpr double kMaxFloat = 1e10;
+
+/// Optional correctness check of a candidate. Argument contents are `inputs[i]` when given (size =
+/// the argument's element count) and random otherwise; after the first (warm-up) call, every
+/// non-empty `expected[i]` is compared elementwise with |got - want| <= atol + rtol * |want|.
+struct CheckSpec {
+    std::vector<std::vector<float>> inputs;    ///< per argument; empty vector = random fill
+    std::vector<std::vector<float>> expected;  ///< per argument; empty vector = not checked
+    double rtol = 1e-4;
+    double atol = 1e-5;
+};
+
+/// One candidate to build and run.
+struct MeasureInput {
+    /// The program to compile (null when `prebuilt` is set).
+    std::shared_ptr<const lower::LoweredFunc> func;
+    /// An already compiled kernel (the builder passes it through).
+    std::shared_ptr<const codegen::CompiledKernel> prebuilt;
+    /// Optional correctness check (the runner then restarts the worker after a wrong answer).
+    std::shared_ptr<const CheckSpec> check;
+    /// Opaque identification for logs and records: the workload key and the state's text.
+    std::string workloadKey;
+    std::string stateText;
+};
+
+/// The builder's output for one input (TVM BuildResult).
+struct BuildResult {
+    std::shared_ptr<const codegen::CompiledKernel> kernel;  ///< null on error
+    MeasureErrorNo errorNo = MeasureErrorNo::NoError;
+    std::string errorMsg;
+    double timeCost = 0;  ///< build wall time (s)
+};
+
+/// The runner's output for one input (TVM MeasureResult).
+struct MeasureResult {
+    std::vector<double> costs;  ///< seconds per call, one per repeat; {kMaxFloat} on error
+    MeasureErrorNo errorNo = MeasureErrorNo::NoError;
+    std::string errorMsg;
+    double allCost = 0;    ///< wall time spent on this candidate: build + load + run (s)
+    double timestamp = 0;  ///< seconds since the Unix epoch when the result was produced
+
+    /// Mean of costs (s); kMaxFloat on error.
+    double meanCost() const;
+    bool ok() const { return errorNo == MeasureErrorNo::NoError; }
+};
+
+/// Hardware facts the search uses (TVM HardwareParams, search_task.h).
+struct HardwareParams {
+    int numCores = 1;
+    int vectorUnitBytes = 64;
+    int cacheLineBytes = 64;
+    int maxSharedMemoryPerBlock = 0;
+    int maxLocalMemoryPerBlock = 0;
+    int maxThreadsPerBlock = 0;
+    int maxVthreadExtent = 0;
+    int warpSize = 0;
+
+    /// CPU defaults for a target: numCores = -num-cores or this machine's hardware threads,
+    /// vectorUnitBytes = Target::vectorBits()/8, cacheLineBytes = 64 (TVM's GetDefaultHardwareParams).
+    static HardwareParams forTarget(const codegen::Target& target);
+};
+
+/// Compiles batches of candidates (TVM ProgramBuilder).
+class ProgramBuilder {
+public:
+    virtual ~ProgramBuilder() = default;
+    /// One BuildResult per input, in order. Never throws for a bad candidate.
+    virtual std::vector<BuildResult> build(const std::vector<MeasureInput>& inputs) = 0;
+};
+
+/// Times batches of built candidates (TVM ProgramRunner).
+class ProgramRunner {
+public:
+    virtual ~ProgramRunner() = default;
+    /// One MeasureResult per input, in order; build errors are passed through.
+    virtual std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs,
+                                           const std::vector<BuildResult>& builds) = 0;
+};
+
+/// Seconds since the Unix epoch (MeasureResult::timestamp).
+double nowTimestamp();
+
+}  // namespace tb::measure

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "engine/measure/timer.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <utility>
+
+#include "engine/support/error.h"
+
+namespace tb::measure {
+
+std::vector<double> timeEvaluate(const std::function<void()>& f, const TimerOptions& o,
+                                 const std::function<void()>& preprocess) {
+    using clock = std::chrono::steady_clock;
+    TB_CHECK(o.number >= 1 && o.repeat >= 1) << "timer needs number >= 1 and repeat >= 1";
+    if (!o.skipWarmup) f();
+    std::vector<double> out;
+    int number = o.number;
+    for (int i = 0; i < o.repeat; ++i) {
+        if (preprocess) preprocess();
+        double durationMs = 0;
+        do {
+            if (durationMs > 0.0) {
+                const double goldenRatio = 1.618;
+                number = static_cast<int>(std::max(o.minRepeatMs / (durationMs / number) + 1, number * goldenRatio));
+            }
+            const auto t0 = clock::now();
+            for (int k = 0; k < number; ++k) f();
+            durationMs = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+        } while (durationMs < o.minRepeatMs);
+        out.push_back(durationMs / 1e3 / number);
+        if (o.cooldownIntervalMs > 0 && o.repeatsToCooldown > 0 && i % o.repeatsToCooldown == 0)
+            std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(o.cooldownIntervalMs));
+    }
+    return out;
+}
+
+void flushCache(const void* data, size_t bytes) {
+    const char* p = static_cast<const char*>(data);
+    for (size_t off = 0; off < bytes; off += 64) {
+#if defined(__x86_64__)
+        __builtin_ia32_clflush(p + off);
+#elif defined(__aarch64__)
+        asm volatile("dc civac, %0" ::"r"(p + off) : "memory");
+#else
+        (void)p;
+#endif
+    }
+#if defined(__x86_64__)
+    __builtin_ia32_mfence();
+#elif defined(__aarch64__)
+    asm volatile("dsb ish" ::: "memory");
+#endif
+}
+
+namespace {
+constexpr unsigned char kCanary = 0xA5;
+size_t pageSize() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+}  // namespace
+
+GuardedBuffer::GuardedBuffer(size_t elements) : m_elements(elements) {
+    const size_t page = pageSize();
+    const size_t dataBytes = (elements * sizeof(float) + 63) / 64 * 64;
+    const size_t inner = (dataBytes + 64 + page - 1) / page * page;  // >= 64 bytes of front canary
+    m_mapBytes = inner + 2 * page;
+    m_map = mmap(nullptr, m_mapBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    TB_CHECK(m_map != MAP_FAILED) << "cannot map " << m_mapBytes << " bytes for an argument buffer";
+    m_lo = static_cast<unsigned char*>(m_map) + page;
+    m_hi = m_lo + inner;
+    TB_CHECK(mprotect(m_lo, inner, PROT_READ | PROT_WRITE) == 0) << "mprotect failed";
+    m_data = reinterpret_cast<float*>(m_hi - dataBytes);
+    std::memset(m_lo, kCanary, inner);
+    std::memset(m_data, 0, elements * sizeof(float));
+}
+
+GuardedBuffer::GuardedBuffer(GuardedBuffer&& o) noexcept
+    : m_map(std::exchange(o.m_map, nullptr)), m_mapBytes(o.m_mapBytes), m_lo(o.m_lo), m_hi(o.m_hi), m_data(o.m_data),
+      m_elements(o.m_elements) {}
+
+GuardedBuffer::~GuardedBuffer() {
+    if (m_map) munmap(m_map, m_mapBytes);
+}
+
+bool GuardedBuffer::intact() const {
+    const unsigned char* end = reinterpret_cast<const unsigned char*>(m_data + m_elements);
+    for (const unsigned char* p = m_lo; p < reinterpret_cast<const unsigned char*>(m_data); ++p)
+        if (*p != kCanary) return false;
+    for (const unsigned char* p = end; p < m_hi; ++p)
+        if (*p != kCanary) return false;
+    return true;
+}
+
+void fillRandom(float* data, size_t n, uint64_t seed) {
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (size_t i = 0; i < n; ++i) {
+        uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        data[i] = static_cast<float>(static_cast<double>(z >> 40) / double(1ull << 24) * 2.0 - 1.0);
+    }
+}
+
+}  // namespace tb::measure

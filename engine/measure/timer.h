@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file timer.h
+/// \brief TVM's time evaluator (src/runtime/profiling.cc `WrapTimeEvaluator`, REFERENCE-TVM §4.2),
+/// plus the CPU cache flush and guarded argument buffers the sandbox worker uses.
+///
+/// Semantics: one untimed warm-up call; then for each of `repeat` rounds: the optional preprocess
+/// (the cache flush), `number` timed calls; if they took less than `minRepeatMs`, `number` grows to
+/// max(minRepeatMs / (elapsed / number) + 1, number * 1.618) and the round is re-timed; the round's
+/// result is elapsed / number seconds. After round i, when cooldownIntervalMs > 0 and
+/// i % repeatsToCooldown == 0, the thread sleeps cooldownIntervalMs. Shared by the worker process
+/// and by in-process benchmarks so both time exactly the same way.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace tb::measure {
+
+struct TimerOptions {
+    int number = 3;                 ///< calls per timed round (grows with minRepeatMs)
+    int repeat = 1;                 ///< timed rounds (= number of results)
+    double minRepeatMs = 100;       ///< minimum duration of a round (ms)
+    double cooldownIntervalMs = 0;  ///< sleep between rounds (ms)
+    int repeatsToCooldown = 1;      ///< sleep after every this many rounds
+    bool skipWarmup = false;        ///< the caller already made the warm-up call
+};
+
+/// Time f as described in the file comment; returns `repeat` per-call times in seconds.
+/// `preprocess` (may be empty) runs before every round, outside the timed region.
+std::vector<double> timeEvaluate(const std::function<void()>& f, const TimerOptions& options,
+                                 const std::function<void()>& preprocess = {});
+
+/// Evict [data, data + bytes) from every CPU cache level (clflush per 64-byte line on x86-64,
+/// `dc civac` on AArch64), as TVM's cache_flush_cpu_non_first_arg does for each argument.
+void flushCache(const void* data, size_t bytes);
+
+/// A float array surrounded by inaccessible guard pages, with canary bytes in the slack between the
+/// array and the guards: a kernel that writes out of bounds either faults (SIGSEGV) or leaves a
+/// damaged canary that `intact()` reports. 64-byte aligned data; move-only.
+class GuardedBuffer {
+public:
+    explicit GuardedBuffer(size_t elements);
+    ~GuardedBuffer();
+    GuardedBuffer(GuardedBuffer&& o) noexcept;
+    GuardedBuffer& operator=(GuardedBuffer&&) = delete;
+    GuardedBuffer(const GuardedBuffer&) = delete;
+
+    float* data() const { return m_data; }
+    size_t size() const { return m_elements; }
+    /// False when a canary byte before or after the array changed.
+    bool intact() const;
+
+private:
+    void* m_map = nullptr;
+    size_t m_mapBytes = 0;
+    unsigned char* m_lo = nullptr;  // first writable byte (canary region before the data)
+    unsigned char* m_hi = nullptr;  // one past the last writable byte
+    float* m_data = nullptr;
+    size_t m_elements = 0;
+};
+
+/// Deterministic uniform [-1, 1) fill (splitmix64 stream of `seed`).
+void fillRandom(float* data, size_t n, uint64_t seed);
+
+}  // namespace tb::measure

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file measure_executor.h
+/// \brief What an RPC server does with a measurement request: the MeasureExecutor interface, and
+/// the value types that travel between an RPC client (RPCRunner) and the server.
+///
+/// TVM's RPC server exposes a general remote runtime (upload, load_module, time_evaluator). We only
+/// need the measurement part of it, so our data plane carries two requests: upload a blob (an
+/// object file or shared library built by the Builder) and run it with TVM's timer parameters
+/// (REFERENCE-TVM §4.1-4.2). The server does not load code itself: it hands each RunRequest to a
+/// MeasureExecutor. The real one, the sandboxed runner of engine/measure, is wired in by the
+/// caller (so engine/rpc does not depend on engine/measure); tests use a fake.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/rpc/protocol.h"
+
+namespace tb::rpc {
+
+/// TVM's MeasureErrorNO values (REFERENCE-TVM §4.3) that the RPC layer itself produces; the full
+/// enum lives in engine/measure.
+inline constexpr int kErrorNoNone = 0;
+inline constexpr int kErrorNoCompileDevice = 3;  ///< module could not be loaded / resolved
+inline constexpr int kErrorNoRuntimeDevice = 4;  ///< the run failed on the device
+inline constexpr int kErrorNoUnknown = 8;        ///< the executor threw
+
+/// One argument tensor of the function to time: shape and TVM dtype string ("float32", "int8"...).
+struct ArgSpec {
+    std::vector<std::int64_t> shape;
+    std::string dtype = "float32";
+};
+
+/// A timing request (TVM time_evaluator parameters).
+struct RunRequest {
+    /// Name of a blob uploaded earlier in the same session.
+    std::string module;
+    /// Absolute path of that blob on the server. Filled in by the server, never sent.
+    std::string modulePath;
+    /// Entry symbol to call; empty: the module's default entry.
+    std::string function;
+    int number = 3;                    ///< calls per repeat (grown to reach minRepeatMs)
+    int repeat = 1;                    ///< measurements returned
+    int minRepeatMs = 100;             ///< a repeat runs at least this long (milliseconds)
+    bool enableCpuCacheFlush = false;  ///< flush caches before each repeat (all args but arg 0)
+    std::vector<ArgSpec> args;
+    double timeoutSec = 10;  ///< the executor's budget for the whole run (seconds)
+};
+
+/// The result: `repeat` per-call averages in seconds, or an error.
+struct RunReply {
+    int errorNo = kErrorNoNone;  ///< TVM MeasureErrorNO
+    std::string errorMsg;
+    std::vector<double> costs;  ///< seconds per call, one per repeat
+    double elapsedSec = 0;      ///< wall time the server spent on the request (seconds)
+};
+
+/// Runs measurements on behalf of an RPC server. Called on the server's thread, one request at a
+/// time; may block for the run's duration. Expected failures are returned in RunReply (errorNo);
+/// an exception is reported to the client as kErrorNoUnknown with its message.
+class MeasureExecutor {
+public:
+    virtual ~MeasureExecutor() = default;
+    virtual RunReply run(const RunRequest& request) = 0;
+};
+
+/// JSON forms used on the wire (snake_case as TVM's python names). fromJson throws RpcError
+/// (kProtocol) naming the bad field: wrong types, number/repeat < 1, min_repeat_ms < 0, negative
+/// dimensions, more than 2^32 elements in one argument, more than 64 arguments.
+Json toJson(const RunRequest& r);
+RunRequest runRequestFromJson(const Json& j);
+Json toJson(const RunReply& r);
+RunReply runReplyFromJson(const Json& j);
+
+}  // namespace tb::rpc

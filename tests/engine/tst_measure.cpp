@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: Apache-2.0
+// Measurement: LocalBuilder error mapping and LocalRunner's sandbox worker. Candidates that crash,
+// hang, write out of bounds or compute the wrong answer must each cost exactly one error record,
+// and the runner must keep measuring good candidates afterwards.
+#include <QtTest>
+
+#include <signal.h>
+
+#include "engine/codegen/codegen_llvm.h"
+#include "engine/lower/loop_ir.h"
+#include "engine/measure/builder.h"
+#include "engine/measure/local_runner.h"
+#include "engine/measure/timer.h"
+#include "engine/support/error.h"
+
+using namespace tb;
+using measure::MeasureErrorNo;
+using te::Expr;
+using te::Var;
+
+namespace {
+
+constexpr int64_t kN = 1024;
+
+// C[i] = A[i] + B[i] for i in [0, n) (n = kN is correct; n = kN + 1 writes one past the end).
+std::shared_ptr<lower::LoweredFunc> vectorAdd(int64_t n = kN, bool subtract = false, int64_t offset = 0) {
+    using namespace lower;
+    auto A = makeBuffer("A", {kN}), B = makeBuffer("B", {kN}), C = makeBuffer("C", {kN});
+    Var i("i");
+    Expr rhs = subtract ? bufferLoad(A, {i}) - bufferLoad(B, {i}) : bufferLoad(A, {i}) + bufferLoad(B, {i});
+    if (n > kN) rhs = te::floatImm(1.0);  // the out-of-bounds candidate must not read past A/B either
+    auto f = std::make_shared<LoweredFunc>();
+    f->name = "vadd";
+    f->args = {A, B, C};
+    f->body = makeFor(i, n, ForKind::Serial, makeStore(C, {i + te::intImm(offset)}, rhs));
+    return f;
+}
+
+// A store 4 TiB below the output buffer: SIGSEGV in the worker.
+std::shared_ptr<lower::LoweredFunc> wildStore() { return vectorAdd(kN, false, -(int64_t(1) << 40)); }
+
+// 2^62 dependent float additions: never finishes.
+std::shared_ptr<lower::LoweredFunc> endlessLoop() {
+    using namespace lower;
+    auto A = makeBuffer("A", {kN}), B = makeBuffer("B", {kN}), C = makeBuffer("C", {kN});
+    Var i("i");
+    auto f = std::make_shared<LoweredFunc>();
+    f->name = "spin";
+    f->args = {A, B, C};
+    f->body = makeFor(i, te::intImm(0), te::intImm(int64_t(1) << 62), ForKind::Serial,
+                      makeStore(C, {Expr(0)}, bufferLoad(C, {Expr(0)}) * bufferLoad(A, {Expr(1)}) + te::floatImm(1.0)));
+    return f;
+}
+
+measure::MeasureInput input(std::shared_ptr<lower::LoweredFunc> f, std::shared_ptr<measure::CheckSpec> check = nullptr) {
+    measure::MeasureInput in;
+    in.func = std::move(f);
+    in.check = std::move(check);
+    return in;
+}
+
+// Inputs 0..N-1 and 1, expected C = A + B.
+std::shared_ptr<measure::CheckSpec> addCheck() {
+    auto c = std::make_shared<measure::CheckSpec>();
+    std::vector<float> a(kN), b(kN, 1.f), sum(kN);
+    for (int64_t i = 0; i < kN; ++i) {
+        a[size_t(i)] = float(i);
+        sum[size_t(i)] = float(i) + 1.f;
+    }
+    c->inputs = {a, b, {}};
+    c->expected = {{}, {}, sum};
+    return c;
+}
+
+measure::RunnerOptions fastOptions() {
+    measure::RunnerOptions o;
+    o.timeoutS = 3;
+    o.number = 2;
+    o.repeat = 3;
+    o.minRepeatMs = 0;
+    o.numThreads = 1;
+    return o;
+}
+
+}  // namespace
+
+class TestMeasure : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void testTimerCallCounts() {
+        int calls = 0, flushes = 0;
+        measure::TimerOptions o;
+        o.number = 3;
+        o.repeat = 4;
+        o.minRepeatMs = 0;
+        auto costs = measure::timeEvaluate([&] { ++calls; }, o, [&] { ++flushes; });
+        QCOMPARE(costs.size(), size_t(4));
+        QCOMPARE(calls, 1 + 3 * 4);  // warm-up + number x repeat
+        QCOMPARE(flushes, 4);        // once per repeat
+        for (double c : costs) QVERIFY(c >= 0);
+    }
+
+    void testGuardedBufferCanary() {
+        measure::GuardedBuffer b(10);
+        QVERIFY(b.intact());
+        QCOMPARE(reinterpret_cast<uintptr_t>(b.data()) % 64, uintptr_t(0));
+        b.data()[9] = 5.f;
+        QVERIFY(b.intact());
+        b.data()[10] = 1.f;  // one past the end: inside the canary slack
+        QVERIFY(!b.intact());
+        measure::GuardedBuffer c(16);
+        c.data()[-1] = 1.f;  // one before the start
+        QVERIFY(!c.intact());
+    }
+
+    void testBuilderErrors() {
+        codegen::clearKernelCache();
+        measure::LocalBuilder builder(codegen::Target::host(), {15, 2, {false, false}});
+        auto bad = vectorAdd();
+        {
+            // A body calling an intrinsic codegen does not know.
+            using namespace lower;
+            Var i("i");
+            bad->body = makeFor(i, kN, ForKind::Serial,
+                                makeStore(bad->args[2], {i}, te::call(te::DType::Float32, "tir.no_such_op", {bufferLoad(bad->args[0], {i})})));
+        }
+        std::vector<measure::MeasureInput> batch = {input(vectorAdd()), input(bad), measure::MeasureInput{}, input(vectorAdd(kN, true))};
+        auto res = builder.build(batch);
+        QCOMPARE(res.size(), size_t(4));
+        QCOMPARE(res[0].errorNo, MeasureErrorNo::NoError);
+        QVERIFY(res[0].kernel && !res[0].kernel->object.empty());
+        QCOMPARE(res[1].errorNo, MeasureErrorNo::CompileHost);
+        QVERIFY2(QString::fromStdString(res[1].errorMsg).contains(QStringLiteral("tir.no_such_op")), res[1].errorMsg.c_str());
+        QCOMPARE(res[2].errorNo, MeasureErrorNo::InstantiationError);
+        QCOMPARE(res[3].errorNo, MeasureErrorNo::NoError);
+
+        // A limit far below any LLVM compile: every fresh candidate times out.
+        codegen::clearKernelCache();
+        measure::LocalBuilder hasty(codegen::Target::host(), {1e-4, 2, {false, false}});
+        auto slow = hasty.build({input(endlessLoop())});
+        QCOMPARE(slow[0].errorNo, MeasureErrorNo::BuildTimeout);
+    }
+
+    void testSandboxFailuresAreData() {
+        measure::LocalBuilder builder(codegen::Target::host());
+        measure::LocalRunner runner(fastOptions());
+        auto wrong = std::make_shared<measure::CheckSpec>(*addCheck());
+        std::vector<measure::MeasureInput> batch = {
+            input(vectorAdd(), addCheck()),          // 0 good, checked
+            input(wildStore()),                      // 1 SIGSEGV
+            input(vectorAdd()),                      // 2 good again
+            input(endlessLoop()),                    // 3 hangs
+            input(vectorAdd(kN + 1)),                // 4 writes one element past C
+            input(vectorAdd(kN, true), addCheck()),  // 5 computes A - B: wrong answer
+            input(vectorAdd(), addCheck()),          // 6 good, checked
+        };
+        auto builds = builder.build(batch);
+        for (auto& b : builds) QCOMPARE(b.errorNo, MeasureErrorNo::NoError);
+        auto res = runner.run(batch, builds);
+        QCOMPARE(res.size(), batch.size());
+        const MeasureErrorNo want[] = {MeasureErrorNo::NoError,      MeasureErrorNo::RuntimeDevice, MeasureErrorNo::NoError,
+                                       MeasureErrorNo::RunTimeout,   MeasureErrorNo::RuntimeDevice, MeasureErrorNo::WrongAnswer,
+                                       MeasureErrorNo::NoError};
+        for (size_t i = 0; i < res.size(); ++i) {
+            QVERIFY2(res[i].errorNo == want[i], qPrintable(QStringLiteral("candidate %1: %2 (%3)")
+                                                               .arg(i)
+                                                               .arg(QLatin1String(measure::errorName(res[i].errorNo)))
+                                                               .arg(QString::fromStdString(res[i].errorMsg))));
+            QVERIFY(res[i].timestamp > 1.6e9);
+            QVERIFY(res[i].allCost > 0);
+            if (res[i].ok()) {
+                QCOMPARE(res[i].costs.size(), size_t(3));
+                for (double c : res[i].costs) QVERIFY(c > 0 && c < measure::kMaxFloat);
+            } else {
+                QCOMPARE(res[i].costs, std::vector<double>{measure::kMaxFloat});
+                QCOMPARE(res[i].meanCost(), measure::kMaxFloat);
+            }
+        }
+        QVERIFY(QString::fromStdString(res[1].errorMsg).contains(QStringLiteral("signal 11")));
+        // C spans exactly one page, so the write past its end hits the guard page (a canary catches
+        // writes that stay inside the slack of other sizes: testGuardedBufferCanary).
+        const QString oob = QString::fromStdString(res[4].errorMsg);
+        QVERIFY2(oob.contains(QStringLiteral("out-of-bounds")) || oob.contains(QStringLiteral("signal 11")), qPrintable(oob));
+        QVERIFY(QString::fromStdString(res[5].errorMsg).contains(QStringLiteral("argument 2 element 0")));
+        // First worker, then one fresh worker after each of: crash, timeout, OOB write, wrong answer.
+        QCOMPARE(runner.workersStarted(), 5);
+        QVERIFY(runner.workerPid() > 0);
+    }
+
+    void testWorkerKilledFromOutside() {
+        // A worker that disappears between candidates (OOM killer, a user) is replaced transparently
+        // after one RUNTIME_DEVICE record.
+        measure::LocalBuilder builder(codegen::Target::host());
+        measure::LocalRunner runner(fastOptions());
+        auto builds = builder.build({input(vectorAdd())});
+        QVERIFY(runner.run({input(vectorAdd())}, builds)[0].ok());
+        ::kill(runner.workerPid(), SIGKILL);
+        auto r1 = runner.runOne(*builds[0].kernel);
+        QCOMPARE(r1.errorNo, MeasureErrorNo::RuntimeDevice);
+        auto r2 = runner.runOne(*builds[0].kernel, addCheck().get());
+        QVERIFY2(r2.ok(), r2.errorMsg.c_str());
+    }
+
+    void testBuildErrorsPassThroughAndForeignObjects() {
+        measure::LocalRunner runner(fastOptions());
+        measure::BuildResult failed;
+        failed.errorNo = MeasureErrorNo::BuildTimeout;
+        failed.errorMsg = "too slow";
+        failed.timeCost = 2;
+        auto r = runner.run({measure::MeasureInput{}}, {failed});
+        QCOMPARE(r[0].errorNo, MeasureErrorNo::BuildTimeout);
+        QCOMPARE(r[0].errorMsg, std::string("too slow"));
+        QVERIFY(r[0].allCost >= 2);
+        QCOMPARE(runner.workersStarted(), 0);  // nothing to run, no worker
+
+        auto arm = codegen::compile(*vectorAdd(), codegen::Target::parse("llvm -mtriple=aarch64-linux-gnu -mattr=+neon"),
+                                    {false, false});
+        QCOMPARE(runner.runOne(arm).errorNo, MeasureErrorNo::CompileDevice);
+        // Corrupted object bytes that claim to run here: the worker reports COMPILE_DEVICE.
+        auto host = codegen::compile(*vectorAdd(), codegen::Target::host(), {false, false});
+        auto broken = host;
+        broken.object.resize(40);
+        auto rb = runner.runOne(broken);
+        QCOMPARE(rb.errorNo, MeasureErrorNo::CompileDevice);
+        QVERIFY(runner.runOne(host, addCheck().get()).ok());
+    }
+
+    void testHardwareParams() {
+        auto p = measure::HardwareParams::forTarget(codegen::Target::parse("llvm -mcpu=skylake-avx512 -mtriple=x86_64-linux-gnu -num-cores=4"));
+        QCOMPARE(p.numCores, 4);
+        QCOMPARE(p.vectorUnitBytes, 64);
+        QCOMPARE(p.cacheLineBytes, 64);
+        QCOMPARE(measure::HardwareParams::forTarget(codegen::Target::parse("llvm -mtriple=aarch64-linux-gnu")).vectorUnitBytes, 16);
+    }
+
+    void testMissingWorker() {
+        measure::RunnerOptions o;
+        o.workerPath = "/nonexistent/tunebench-worker";
+        QVERIFY_THROWS_EXCEPTION(UserError, measure::LocalRunner{o});
+    }
+};
+
+QTEST_APPLESS_MAIN(TestMeasure)
+#include "tst_measure.moc"
