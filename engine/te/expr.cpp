@@ -89,20 +89,25 @@ namespace {
 // TVM's BinaryOpMatchTypes, restricted to what te needs: an immediate adopts the other side's type.
 void matchTypes(Expr& a, Expr& b) {
     if (a.dtype() == b.dtype()) return;
-    auto isImm = [](const Expr& e) { return e.kind() == ExprKind::IntImm || e.kind() == ExprKind::FloatImm; };
-    auto convert = [](const Expr& imm, DType t) {
-        double v = imm.kind() == ExprKind::IntImm ? double(static_cast<const IntImmNode*>(imm.get())->value)
-                                                   : static_cast<const FloatImmNode*>(imm.get())->value;
-        return makeConst(t, v);
-    };
-    if (isImm(b) && !isImm(a)) {
-        b = convert(b, a.dtype());
-    } else if (isImm(a) && !isImm(b)) {
-        a = convert(a, b.dtype());
-    } else if (isFloat(a.dtype()) && !isFloat(b.dtype())) {
+    // TVM BinaryOpMatchTypes: a float operand wins (the other side is cast, which folds an
+    // immediate); between integer types an immediate adopts the other side's type, else both
+    // widen to int64.
+    if (isFloat(a.dtype()) && !isFloat(b.dtype())) {
         b = cast(a.dtype(), b);
-    } else if (isFloat(b.dtype()) && !isFloat(a.dtype())) {
+        return;
+    }
+    if (isFloat(b.dtype()) && !isFloat(a.dtype())) {
         a = cast(b.dtype(), a);
+        return;
+    }
+    auto isImm = [](const Expr& e) { return e.kind() == ExprKind::IntImm || e.kind() == ExprKind::FloatImm; };
+    if (isImm(b) && !isImm(a)) {
+        b = cast(a.dtype(), b);
+    } else if (isImm(a) && !isImm(b)) {
+        a = cast(b.dtype(), a);
+    } else if (isFloat(a.dtype()) && isFloat(b.dtype())) {
+        a = cast(DType::Float64, a);
+        b = cast(DType::Float64, b);
     } else if (a.dtype() == DType::Int64 || b.dtype() == DType::Int64) {
         a = cast(DType::Int64, a);
         b = cast(DType::Int64, b);

@@ -229,7 +229,10 @@ inline Expr operator+(Expr a, Expr b) { return add(std::move(a), std::move(b)); 
 inline Expr operator-(Expr a, Expr b) { return sub(std::move(a), std::move(b)); }
 inline Expr operator*(Expr a, Expr b) { return mul(std::move(a), std::move(b)); }
 inline Expr operator/(Expr a, Expr b) { return div(std::move(a), std::move(b)); }
-inline Expr operator-(Expr a) { return sub(isFloat(a.dtype()) ? makeConst(a.dtype(), 0) : intImm(0, a.dtype()), std::move(a)); }
+inline Expr operator-(Expr a) {
+    const DType t = a.dtype();  // read before the move: argument evaluation order is unspecified
+    return sub(isFloat(t) ? makeConst(t, 0) : intImm(0, t), std::move(a));
+}
 // No operator&&, || or !: they would hijack `if (!expr)` and lose short-circuiting. Use
 // logicalAnd / logicalOr / logicalNot.
 inline Expr operator<(Expr a, Expr b) { return lt(std::move(a), std::move(b)); }

@@ -64,6 +64,11 @@ private Q_SLOTS:
         QCOMPARE(str(logicalAnd(boolImm(true), x < y)), QStringLiteral("(x < y)"));
         QCOMPARE(str(logicalOr(boolImm(true), x < y)), QStringLiteral("(bool)1"));
         QCOMPARE(str(cast(DType::Int32, x)), QStringLiteral("x"));
+        // TVM BinaryOpMatchTypes: a float operand wins over an int one (the int side is cast).
+        QCOMPARE(str(x + 0.5f), QStringLiteral("(float32(x) + 0.5f)"));
+        QCOMPARE(str(Var("f", DType::Float32) * 2), QStringLiteral("(f*2f)"));
+        QCOMPARE(str(-Var("g", DType::Float32)), QStringLiteral("(0f - g)"));
+        QCOMPARE(str(-x), QStringLiteral("(0 - x)"));
     }
 
     void testPrinter_data() {

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Shared by the CLI commands that take a network: `--network NAME | --onnx FILE` with --batch,
+// --layout and --shape, turned into a graph (ONNX models converted to NHWC when asked).
+
+#include <QCommandLineOption>
+#include <QCommandLineParser>
+#include <QList>
+
+#include "engine/graph/graph.h"
+
+namespace tb::cli {
+
+struct NetworkOptions {
+    QCommandLineOption network{QStringLiteral("network"), QStringLiteral("Zoo network (mobilenet, resnet-18, ...)."),
+                               QStringLiteral("NAME")};
+    QCommandLineOption onnx{QStringLiteral("onnx"), QStringLiteral("ONNX model file."), QStringLiteral("FILE")};
+    QCommandLineOption batch{QStringLiteral("batch"), QStringLiteral("Batch size of a zoo network (default 1)."),
+                             QStringLiteral("N"), QStringLiteral("1")};
+    QCommandLineOption layout{QStringLiteral("layout"),
+                              QStringLiteral("NHWC or NCHW (default NHWC); NHWC converts an NCHW ONNX model."),
+                              QStringLiteral("LAYOUT"), QStringLiteral("NHWC")};
+    QCommandLineOption shape{QStringLiteral("shape"), QStringLiteral("Bind an ONNX input shape, e.g. x=1,3,640,640."),
+                             QStringLiteral("NAME=DIMS")};
+    void addTo(QCommandLineParser& p) const { p.addOptions({network, onnx, batch, layout, shape}); }
+    /// The graph the options name. Throws tb::UserError naming the bad option.
+    graph::Graph load(const QCommandLineParser& p) const;
+    /// "mobilenet" or the ONNX file's base name, for messages.
+    QString name(const QCommandLineParser& p) const;
+};
+
+}  // namespace tb::cli

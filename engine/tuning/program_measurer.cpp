@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "engine/tuning/program_measurer.h"
+
+#include <chrono>
+
+#include "engine/schedule/transform_step.h"
+#include "engine/support/error.h"
+
+namespace tb::tuning {
+
+LoweringMeasurer::LoweringMeasurer(cost_model::StateLowerer lowerer, measure::ProgramBuilder& builder,
+                                   measure::ProgramRunner& runner, record::RecordWriter* writer, std::string targetString)
+    : m_lowerer(std::move(lowerer)), m_builder(builder), m_runner(runner), m_writer(writer),
+      m_target(std::move(targetString)) {}
+
+record::MeasureRecord makeRecord(const search::SearchTask& task, const std::string& targetString, const State& state,
+                                 const search::MeasureOutcome& outcome) {
+    record::MeasureRecord r;
+    r.task.workloadKey = task.workloadKey;
+    r.task.target = targetString;
+    const auto& h = task.hardware;
+    r.task.hardwareParams = {h.numCores, h.vectorUnitBytes, h.cacheLineBytes, h.maxSharedMemoryPerBlock,
+                             h.maxLocalMemoryPerBlock, h.maxThreadsPerBlock, h.maxVthreadExtent, h.warpSize};
+    r.task.targetHost = "";
+    r.task.layoutRewriteOption = 0;
+    r.task.arity = 6;
+    r.steps = stepsToJson(state.transformSteps());
+    r.costs = outcome.errorNo == 0 ? outcome.costs : std::vector<double>{1e10};
+    r.errorNo = outcome.errorNo;
+    r.allCost = outcome.allCost;
+    r.timestamp = double(std::chrono::duration_cast<std::chrono::seconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count());
+    return r;
+}
+
+std::vector<search::MeasureOutcome> LoweringMeasurer::measure(const search::SearchTask& task, const std::vector<State>& states) {
+    std::vector<measure::MeasureInput> inputs(states.size());
+    std::vector<std::string> lowerErrors(states.size());
+    for (size_t i = 0; i < states.size(); ++i) {
+        inputs[i].workloadKey = task.workloadKey;
+        try {
+            inputs[i].func = std::make_shared<lower::LoweredFunc>(m_lowerer(task, states[i]));
+            inputs[i].stateText = states[i].toStr();
+        } catch (const std::exception& e) {
+            lowerErrors[i] = e.what();  // the builder reports a null function as INSTANTIATION_ERROR
+        }
+    }
+    std::vector<measure::BuildResult> builds = m_builder.build(inputs);
+    std::vector<measure::MeasureResult> results = m_runner.run(inputs, builds);
+    TB_CHECK(results.size() == states.size()) << "runner returned " << results.size() << " results";
+    std::vector<search::MeasureOutcome> out;
+    for (size_t i = 0; i < states.size(); ++i) {
+        search::MeasureOutcome o;
+        o.costs = results[i].costs;
+        o.errorNo = int(results[i].errorNo);
+        o.errorMsg = lowerErrors[i].empty() ? results[i].errorMsg : lowerErrors[i];
+        o.allCost = results[i].allCost;
+        ++m_measured;
+        if (o.errorNo != 0) ++m_failed;
+        if (m_writer) m_writer->append(makeRecord(task, m_target, states[i], o));
+        out.push_back(std::move(o));
+    }
+    return out;
+}
+
+}  // namespace tb::tuning

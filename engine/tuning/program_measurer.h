@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file program_measurer.h
+/// \brief The measurer of the search (TVM ProgramMeasurer): lowers candidate states, builds them
+/// with a ProgramBuilder, times them with a ProgramRunner (local sandbox or RPC), and appends one TVM
+/// v0.6 record per candidate to the log, flushed before the next one.
+///
+/// Failures are data: a state that cannot be lowered is INSTANTIATION_ERROR, a compile error
+/// COMPILE_HOST, a crash RUNTIME_DEVICE (the sandbox survives), a timeout RUN_TIMEOUT (REFERENCE-TVM
+/// §4.3). Every candidate yields exactly one outcome and one record.
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "engine/cost_model/xgb_model.h"
+#include "engine/measure/measure.h"
+#include "engine/record/record_io.h"
+#include "engine/search/sketch_policy.h"
+
+namespace tb::tuning {
+
+class LoweringMeasurer : public search::ProgramMeasurer {
+public:
+    /// `builder`, `runner` and (optional) `writer` must outlive the measurer. `targetString` is
+    /// written into records (TVM's canonical target string, e.g. "llvm -keys=cpu -mcpu=znver4").
+    LoweringMeasurer(cost_model::StateLowerer lowerer, measure::ProgramBuilder& builder, measure::ProgramRunner& runner,
+                     record::RecordWriter* writer, std::string targetString);
+
+    std::vector<search::MeasureOutcome> measure(const search::SearchTask& task, const std::vector<State>& states) override;
+
+    /// Total candidates measured, and how many failed.
+    int measured() const { return m_measured; }
+    int failed() const { return m_failed; }
+
+private:
+    cost_model::StateLowerer m_lowerer;
+    measure::ProgramBuilder& m_builder;
+    measure::ProgramRunner& m_runner;
+    record::RecordWriter* m_writer;
+    std::string m_target;
+    int m_measured = 0, m_failed = 0;
+};
+
+/// The record of one measured state (TVM auto_scheduler v0.6 line; layout_rewrite_option 0 since
+/// we do not rewrite layouts).
+record::MeasureRecord makeRecord(const search::SearchTask& task, const std::string& targetString, const State& state,
+                                 const search::MeasureOutcome& outcome);
+
+}  // namespace tb::tuning
