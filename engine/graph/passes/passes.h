@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file passes.h
+/// \brief Graph-to-graph rewrites: the part of TVM's Relay pipeline that decides which subgraphs
+/// become tuning tasks (REFERENCE-ZOO §2.2), in the order `auto_scheduler.extract_tasks` runs them.
+///
+/// Task extraction must see the graph exactly as TVM's VM compiler sees it right before FuseOps,
+/// otherwise the fused subgraphs, their DAG prints and so the workload keys differ from TVM's:
+/// batch-norms become multiply/add (SimplifyInference), their scales disappear into convolution
+/// weights (FoldScaleAxis), biases become broadcast adds (CanonicalizeOps), x86 rewrites some
+/// convolutions (winograd for NHWC, NCHWc for NCHW) and expands broadcast constants to full rank
+/// (AlterOpLayout), and constant subgraphs are evaluated (FoldConstant). Every pass takes a graph
+/// and returns a new one (ids renumbered, unreachable nodes dropped); inputs keep their order.
+/// Numerics are preserved up to float32 rounding (tests check this with the te interpreter).
+
+#include <string>
+
+#include "engine/graph/graph.h"
+
+namespace tb::graph {
+
+/// Relay SimplifyInference (src/relay/transforms/simplify_inference.cc): `nn.batch_norm(x, g, b,
+/// m, v)` -> `add(multiply(x, scale), shift)` with scale = 1/sqrt(v + eps) (x gamma if `scale`),
+/// shift = -m*scale (+ beta if `center`), both shaped by ExpandBiasToMatchAxis ([C, 1, 1] for axis
+/// 1 of a 4-D tensor, [C] for the last axis). With constant parameters the scale/shift constants
+/// are computed directly in float32, in TVM's operation order; otherwise as ops. `nn.dropout` ->
+/// identity.
+Graph simplifyInference(const Graph& g);
+
+/// Relay FoldConstant: every op whose inputs are all (float32) constants is evaluated (through
+/// its te lowering and the reference interpreter, or direct float32 loops for broadcast
+/// arithmetic and pure reshapes) and replaced by a constant. Opaque ops (dropout) are kept.
+Graph foldConstant(const Graph& g);
+
+/// Relay FoldScaleAxis (src/relay/transforms/fold_scale_axis.cc): BackwardFoldScaleAxis, then
+/// ForwardFoldScaleAxis, then FoldConstant. Backward folds `multiply(conv(x, w), c)` (c varying
+/// only along the conv's output-channel axis, possibly through relu/add, every intermediate used
+/// once) into w; forward folds `multiply(x, c)` [-> add(., b)] [-> relu] -> conv into the conv
+/// weight's input-channel axis (add becomes add(x, b/c)). Relu requires c >= 0. Knows nn.conv2d
+/// (plain and depthwise) and nn.dense, as TVM's.
+Graph foldScaleAxis(const Graph& g);
+/// The two halves alone (no FoldConstant afterwards), for tests.
+Graph backwardFoldScaleAxis(const Graph& g);
+Graph forwardFoldScaleAxis(const Graph& g);
+
+/// Relay CanonicalizeOps: `nn.bias_add(x, b, axis)` -> `add(x, expand_dims(b))` (ExpandBiasToMatchAxis).
+Graph canonicalizeOps(const Graph& g);
+
+/// Target facts AlterOpLayout needs (x86 llvm).
+struct AlterLayoutOptions {
+    /// fp32 SIMD lanes: 8 for AVX2 (`-mcpu=core-avx2`), 16 for AVX-512; the NCHWc block is the
+    /// largest divisor of the channel count <= this (topi/x86/conv2d.py fallback config).
+    int simdLanes = 8;
+    /// Relay `relay.backend.use_auto_scheduler`: enables the NHWC winograd rewrite.
+    bool autoScheduler = true;
+};
+
+/// Relay AlterOpLayout + SimplifyExprPostAlterOp for an x86 target (python/tvm/topi/x86/
+/// conv2d_alter_op.py and src/relay/transforms/alter_op_layout.cc), REFERENCE-ZOO §2.2-7:
+/// - NHWC conv2d, groups 1, 3x3, stride 1, dilation 1, 64 < CO < 512 (auto-scheduler on) ->
+///   `nn.contrib_conv2d_winograd_without_weight_transform(x, nn.contrib_conv2d_winograd_weight_
+///   transform(transpose(w, [3, 2, 0, 1]), tile_size=4), tile_size=4, channels=CO)`;
+/// - NCHW conv2d (groups 1, or depthwise) -> `nn.contrib_conv2d_NCHWc` /
+///   `nn.contrib_depthwise_conv2d_NCHWc` with the fallback blocking, `layout_transform`s around
+///   them, and the element-wise, broadcast and pooling ops in between kept in the blocked layout;
+/// - every broadcast binary op whose lower-rank operand meets a tensor with a known layout gets
+///   that operand expanded to full rank (`expand_dims(axis 0)`): [C] -> [1, 1, 1, C].
+/// Run FoldConstant afterwards (the pipeline does) to fold the weight rewrites.
+Graph alterOpLayout(const Graph& g, const AlterLayoutOptions& options = {});
+
+/// Relay ConvertLayout({"nn.conv2d": ["NHWC", "default"]}) for NCHW models: every NCHW conv2d
+/// becomes NHWC (kernel HWIO, or HWOI for depthwise) with `layout_transform`s inserted at the
+/// boundary, and the element-wise / broadcast / pooling / concatenate ops between convs follow the
+/// new layout (their constants and axes are transposed), so that only the graph inputs and the
+/// points where a layout-sensitive op without NHWC support reads a converted tensor get a transform.
+Graph convertLayout(const Graph& g, const std::string& desiredLayout = "NHWC");
+
+/// The pipeline of `auto_scheduler.extract_tasks` up to FuseOps (REFERENCE-ZOO §2.2), for x86:
+/// SimplifyInference, FoldConstant, FoldScaleAxis, CanonicalizeOps, AlterOpLayout, FoldConstant.
+Graph optimizeForTasks(const Graph& g, const AlterLayoutOptions& options = {});
+
+}  // namespace tb::graph

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file task_extraction.h
+/// \brief From a network to its tuning tasks: TVM's `auto_scheduler.extract_tasks`
+/// (python/tvm/auto_scheduler/relay_integration.py), REFERENCE-ZOO §0 and §2.
+///
+/// The graph goes through the x86 Relay pipeline (passes.h: optimizeForTasks), is partitioned by
+/// FuseOps (fuse_ops.h), and every fused group is lowered op by op through the op registry into a
+/// te ComputeDAG whose placeholders are the group's params `p0, p1, ...`. A group whose DAG has a
+/// `Reduce` stage is a task (with `includeSimpleTasks`, every group whose DAG can be built);
+/// groups containing an op TVM lowers to an extern (x86 `concatenate`) give none. Tasks with the
+/// same workload key merge; the weight is the number of groups that map to the key (TVM's use
+/// count of structurally equal primitive functions). Keys are byte-identical with TVM v0.14's.
+
+#include <string>
+#include <vector>
+
+#include "engine/graph/fuse_ops.h"
+#include "engine/graph/graph.h"
+#include "engine/graph/passes/passes.h"
+#include "engine/te/compute_dag.h"
+
+namespace tb::graph {
+
+/// One search task.
+struct ExtractedTask {
+    std::string workloadKey;  ///< `["<md5>", [shape], ...]` (TVM json.dumps form)
+    te::ComputeDAG dag;       ///< io tensors: params in DFS discovery order, then the output
+    int weight = 0;           ///< occurrences in the network
+    double flop = 0;          ///< FLOPs of one occurrence (TVM FlopEstimator), -1 if uncountable
+    /// TVM-style function name of the first occurrence, e.g. "vm_mod_fused_nn_conv2d_add_nn_relu".
+    std::string desc;
+    /// The graph nodes (after optimizeForTasks) that are the roots of this task's groups.
+    std::vector<NodeId> groupRoots;
+};
+
+struct TaskExtractionOptions {
+    /// TVM target string. The x86 rules of REFERENCE-ZOO §3 are applied; the target only sets the
+    /// SIMD width of the NCHWc fallback blocking (16 lanes for AVX-512 CPUs such as
+    /// `-mcpu=skylake-avx512`, `cascadelake`, `icelake-server`, `sapphirerapids`, `znver4`;
+    /// 8 otherwise). UserError for a target that is not `llvm ...`.
+    std::string target = "llvm -mcpu=core-avx2";
+    /// TVM `include_simple_tasks`: also make tasks of groups without a reduction.
+    bool includeSimpleTasks = false;
+};
+
+/// The pass options implied by a target string (see TaskExtractionOptions::target).
+AlterLayoutOptions alterOptionsForTarget(const std::string& target);
+
+/// A group lowered to te.
+struct LoweredGroup {
+    te::ComputeDAG dag;
+    bool hasReduce = false;
+    bool extern_ = false;  ///< contains an op TVM lowers to te.extern on x86 (no DAG in TVM)
+};
+
+/// Lowers one fused group of `g` (params become placeholders p0, p1, ... of their types).
+/// Throws UserError when an op of the group has no lowering.
+LoweredGroup lowerGroup(const Graph& g, const FusedGroup& group);
+
+/// The tasks of an already optimized graph (no passes run), in order of first occurrence.
+std::vector<ExtractedTask> extractTasksFromOptimized(const Graph& optimized, bool includeSimpleTasks = false);
+
+/// The whole of `auto_scheduler.extract_tasks`: optimizeForTasks then extractTasksFromOptimized.
+/// Task order is the network order of first occurrence (TVM's is a hash-map order).
+std::vector<ExtractedTask> extractTasks(const Graph& g, const TaskExtractionOptions& options = {});
+
+}  // namespace tb::graph
