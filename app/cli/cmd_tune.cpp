@@ -38,6 +38,7 @@ int intValue(const QCommandLineParser& p, const QCommandLineOption& o, int minVa
 // Prints one line per round with what was measured.
 class RoundPrinter : public tuning::TuneObserver {
 public:
+    const tuning::NetworkTuner* tuner = nullptr;
     void onTrials(const std::vector<tuning::MeasuredTrial>& trials) override {
         int ok = 0;
         double best = 1e10;
@@ -52,9 +53,14 @@ public:
         }
         std::string err;
         for (auto [e, n] : errors) err += " error_no " + std::to_string(e) + " x" + std::to_string(n);
-        if (!trials.empty())
-            std::fprintf(stdout, "Measured task %d: %zu trials, %d valid, best %.4f ms%s\n", trials.front().taskId,
-                         trials.size(), ok, best < 1e9 ? best * 1e3 : -1.0, err.c_str());
+        if (trials.empty()) return;
+        std::fprintf(stdout, "Measured task %d: %zu trials, %d valid, best %.4f ms%s\n", trials.front().taskId,
+                     trials.size(), ok, best < 1e9 ? best * 1e3 : -1.0, err.c_str());
+        if (tuner) {
+            const auto& st = tuner->lastRoundStats(trials.front().taskId);
+            std::fprintf(stdout, "  search: sample %.2f s (%d states), evolve %.2f s, measure %.2f s\n", st.sampleSeconds,
+                         st.sampled, st.evolveSeconds, st.measureSeconds);
+        }
         std::fflush(stdout);
     }
 };
@@ -196,6 +202,7 @@ int runTune(const QStringList& args) {
     });
     tuning::LogEstimatedLatency tsvLog(p.value(tsv).toStdString());
     RoundPrinter printer;
+    printer.tuner = tuner.get();
     tuner->addSchedulerCallback(&table);
     tuner->addSchedulerCallback(&tsvLog);
     tuner->addObserver(&printer);

@@ -143,6 +143,12 @@ void XGBModel::train() {
 
 std::vector<float> XGBModel::predict(const search::SearchTask& task, const std::vector<State>& states) {
     std::vector<float> scores(states.size(), 0.0f);
+    if (!(m_booster && int(m_samples.size()) >= m_params.numWarmupSamples)) {
+        // Warm-up: random scores, as TVM does, without paying for feature extraction.
+        std::uniform_real_distribution<float> u(0.0f, 1.0f);
+        for (auto& s : scores) s = u(m_rng);
+        return scores;
+    }
     std::vector<std::vector<std::vector<float>>> rows(states.size());
     int threads = hwThreads(m_params.numThreads);
     std::vector<std::thread> pool;

@@ -446,7 +446,8 @@ Unrolled unroll(const Stmt& s, int64_t maxStep) {
             Unrolled body = unroll(f->body, maxStep);
             int64_t ext;
             if (!te::isConstInt(f->extent, &ext) || body.steps < 0) return {makeFor(f->var, f->min, f->extent, f->forKind, body.s), -1};
-            const int64_t steps = ext * body.steps;
+            // TVM vectorizes before unrolling: a vectorized loop is one step of its body.
+            const int64_t steps = (f->forKind == ForKind::Vectorized ? 1 : ext) * body.steps;
             ForKind kind = f->forKind;
             if (kind == ForKind::Serial && maxStep > 0 && steps <= maxStep) kind = ForKind::Unrolled;
             return {makeFor(f->var, f->min, f->extent, kind, body.s), steps};

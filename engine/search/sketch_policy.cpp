@@ -5,6 +5,7 @@
 #include <cmath>
 #include <mutex>
 #include <numeric>
+#include <chrono>
 #include <thread>
 
 #include "engine/schedule/infer_bound.h"
@@ -559,11 +560,21 @@ std::vector<State> SketchPolicy::evolutionarySearch(const std::vector<State>& in
     return best;
 }
 
+namespace {
+double secondsSince(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
 std::vector<PickedState> SketchPolicy::searchOneRound(int numMeasures) {
     const int population = m_params.evolutionaryPopulation;
+    auto t0 = std::chrono::steady_clock::now();
     int numUseMeasured = std::min(int(m_measuredVector.size()), int(m_params.sampleInitUseMeasuredRatio * population));
     int numRandom = int(m_params.epsGreedy * numMeasures);
     std::vector<State> init = sampleInitPopulation();
+    m_stats.sampleSeconds = secondsSince(t0);
+    m_stats.sampled = int(init.size());
+    auto t1 = std::chrono::steady_clock::now();
     // Best measured states join the initial population.
     std::vector<size_t> order(m_measuredVector.size());
     std::iota(order.begin(), order.end(), 0);
@@ -576,6 +587,7 @@ std::vector<PickedState> SketchPolicy::searchOneRound(int numMeasures) {
     std::vector<float> bestScores;
     std::vector<State> best = evolutionarySearch(init, numMeasures * 2, &bestScores);
     randomStates = inferAndPrune(randomStates);
+    m_stats.evolveSeconds = secondsSince(t1);
     // Eps-greedy pick (TVM PickStatesWithEpsGreedy).
     int numGood = numMeasures - numRandom;
     std::vector<PickedState> picked;
@@ -622,7 +634,10 @@ std::vector<std::pair<PickedState, MeasureOutcome>> SketchPolicy::continueSearch
     if (picked.empty()) return out;
     std::vector<State> states;
     for (const auto& p : picked) states.push_back(p.state);
+    auto tm = std::chrono::steady_clock::now();
     std::vector<MeasureOutcome> results = measurer.measure(m_task, states);
+    m_stats.measureSeconds = secondsSince(tm);
+    m_stats.picked = int(states.size());
     TB_CHECK(results.size() == states.size()) << "measurer returned " << results.size() << " results for " << states.size();
     std::vector<cost_model::MeasuredState> train;
     size_t base = m_measuredVector.size() - picked.size();
@@ -632,7 +647,9 @@ std::vector<std::pair<PickedState, MeasureOutcome>> SketchPolicy::continueSearch
         train.push_back({picked[i].state, c, results[i].errorNo == 0});
         out.emplace_back(picked[i], results[i]);
     }
+    auto tt = std::chrono::steady_clock::now();
     m_model->update(m_task, train);
+    m_stats.trainSeconds = secondsSince(tt);
     return out;
 }
 

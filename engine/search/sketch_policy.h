@@ -61,6 +61,16 @@ struct PickedState {
     float predicted = 0;
 };
 
+/// Where the time of the last round went (seconds), as TVM's verbose search output shows.
+struct RoundStats {
+    double sampleSeconds = 0;   ///< initial population (random annotation + bound inference + scoring)
+    double evolveSeconds = 0;   ///< evolutionary search
+    double measureSeconds = 0;  ///< lowering, building and running (the measurer)
+    double trainSeconds = 0;    ///< cost-model update
+    int sampled = 0;            ///< states in the initial population
+    int picked = 0;             ///< states measured
+};
+
 class SketchPolicy {
 public:
     SketchPolicy(SearchTask task, std::shared_ptr<cost_model::CostModel> model, SketchPolicyParams params, uint64_t seed);
@@ -88,6 +98,7 @@ public:
     /// One mutation by rule weight; an undefined State when it fails.
     State mutate(const State& s, std::mt19937_64& rng);
     size_t numMeasured() const { return m_measuredVector.size(); }
+    const RoundStats& lastRoundStats() const { return m_stats; }
 
 private:
     State fillTileSize(State s, std::mt19937_64& rng);
@@ -115,6 +126,7 @@ private:
     std::vector<State> m_measuredVector;
     std::vector<double> m_measuredThroughputs;
     SplitFactorizationMemo m_memo;
+    RoundStats m_stats;
 };
 
 }  // namespace tb::search

@@ -88,6 +88,8 @@ public:
     double bestCost(int taskId) const;
     cost_model::CostModel& costModel() { return *m_model; }
     int totalTrials() const { return m_trialCounter; }
+    /// Time split of the last round of a task's policy.
+    const search::RoundStats& lastRoundStats(int taskId) const { return m_policies.at(size_t(taskId))->lastRoundStats(); }
 
 private:
     class PolicyTuner;
