@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `tunebench-cli rpc-server`: a measurement device that registers with a tracker under --key,
 // like `python -m tvm.exec.rpc_server --tracker HOST:PORT --key KEY`. Runs until SIGINT/SIGTERM.
+// Uploaded objects are timed in the sandbox worker of engine/measure (SandboxExecutor): a
+// candidate that crashes or hangs costs one error record, never the server.
 #include <QCommandLineParser>
 
 #include <csignal>
@@ -9,24 +11,13 @@
 #include <memory>
 
 #include "app/cli/commands.h"
+#include "engine/measure/sandbox_executor.h"
 #include "engine/rpc/rpc_server.h"
 #include "engine/support/error.h"
 
 namespace tb::cli {
 
 namespace {
-
-// Placeholder until the sandboxed runner of engine/measure is wired in: every run reports a
-// runtime-device error naming the cause, so clients see a clear failure instead of a hang.
-class UnwiredExecutor : public rpc::MeasureExecutor {
-public:
-    rpc::RunReply run(const rpc::RunRequest&) override {
-        rpc::RunReply r;
-        r.errorNo = rpc::kErrorNoRuntimeDevice;
-        r.errorMsg = "this tunebench-cli build has no measurement runner attached to rpc-server";
-        return r;
-    }
-};
 
 int parsePort(const std::string& text, const char* what) {
     char* end = nullptr;
@@ -65,6 +56,10 @@ int runRpcServer(const QStringList& args) {
     p.addOption({QStringLiteral("token"), QStringLiteral("Shared secret clients must present."), QStringLiteral("token")});
     p.addOption({QStringLiteral("custom-addr"), QStringLiteral("Address announced to the tracker instead of the one it sees."),
                  QStringLiteral("addr")});
+    p.addOption({QStringLiteral("num-threads"), QStringLiteral("Threads of the measure worker (default: all cores)."),
+                 QStringLiteral("n"), QStringLiteral("0")});
+    p.addOption({QStringLiteral("work-dir"), QStringLiteral("Directory for uploaded modules (default $TMPDIR or /tmp)."),
+                 QStringLiteral("dir")});
     p.process(args);
 
     rpc::RpcServerOptions o;
@@ -81,7 +76,14 @@ int runRpcServer(const QStringList& args) {
         o.trackerHost = t.substr(0, colon);
         o.trackerPort = parsePort(t.substr(colon + 1), "--tracker");
     }
+    if (p.isSet(QStringLiteral("work-dir"))) o.workDir = p.value(QStringLiteral("work-dir")).toStdString();
     o.log = logLine;
+
+    measure::SandboxExecutorOptions eo;
+    bool okThreads = false;
+    eo.numThreads = p.value(QStringLiteral("num-threads")).toInt(&okThreads);
+    TB_USER_CHECK(okThreads && eo.numThreads >= 0) << "--num-threads must be an integer >= 0";
+    auto executor = std::make_shared<measure::SandboxExecutor>(eo);  // UserError when tunebench-worker is missing
 
     sigset_t set;
     sigemptyset(&set);
@@ -89,7 +91,7 @@ int runRpcServer(const QStringList& args) {
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
-    rpc::RpcServer server(o, std::make_shared<UnwiredExecutor>());
+    rpc::RpcServer server(o, executor);
     try {
         server.start();
     } catch (const rpc::RpcError& e) {

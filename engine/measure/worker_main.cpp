@@ -4,9 +4,11 @@
 // guarded argument buffers, makes the warm-up call, checks the answer and the canaries, times the
 // kernel with TVM's evaluator and replies. A candidate that crashes or hangs takes only this
 // process down; the runner reports it and starts a fresh worker.
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -93,6 +95,8 @@ RunReply handle(const RunRequest& req) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Die with the runner: a worker stuck in a hung candidate must not outlive a killed parent.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     int fd = -1;
     for (int i = 1; i < argc; ++i)
         if (std::strncmp(argv[i], "--fd=", 5) == 0) fd = std::atoi(argv[i] + 5);

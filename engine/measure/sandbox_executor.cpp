@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "engine/measure/sandbox_executor.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "engine/support/error.h"
+
+namespace tb::measure {
+
+static_assert(std::endian::native == std::endian::little, "the check blob is written in host order (little-endian)");
+
+namespace {
+
+constexpr char kCheckMagic[4] = {'T', 'B', 'C', 'K'};
+constexpr uint32_t kCheckVersion = 1;
+
+template <class T>
+void put(std::string& out, T v) {
+    char b[sizeof(T)];
+    std::memcpy(b, &v, sizeof(T));
+    out.append(b, sizeof(T));
+}
+
+void putArrays(std::string& out, const std::vector<std::vector<float>>& arrays) {
+    put<uint32_t>(out, static_cast<uint32_t>(arrays.size()));
+    for (const auto& a : arrays) {
+        put<uint64_t>(out, a.size());
+        out.append(reinterpret_cast<const char*>(a.data()), a.size() * sizeof(float));
+    }
+}
+
+class Reader {
+public:
+    explicit Reader(std::string_view s) : m_s(s) {}
+    template <class T>
+    T get(const char* what) {
+        TB_USER_CHECK(m_s.size() - m_pos >= sizeof(T)) << "check blob truncated while reading " << what;
+        T v;
+        std::memcpy(&v, m_s.data() + m_pos, sizeof(T));
+        m_pos += sizeof(T);
+        return v;
+    }
+    std::vector<std::vector<float>> arrays(const char* what) {
+        const uint32_t n = get<uint32_t>(what);
+        TB_USER_CHECK(n <= 4096) << "check blob lists " << n << " " << what << " (at most 4096)";
+        std::vector<std::vector<float>> out(n);
+        for (auto& a : out) {
+            const uint64_t count = get<uint64_t>(what);
+            TB_USER_CHECK(count <= (m_s.size() - m_pos) / sizeof(float)) << "check blob truncated in " << what;
+            a.resize(size_t(count));
+            std::memcpy(a.data(), m_s.data() + m_pos, size_t(count) * sizeof(float));
+            m_pos += size_t(count) * sizeof(float);
+        }
+        return out;
+    }
+    bool atEnd() const { return m_pos == m_s.size(); }
+
+private:
+    std::string_view m_s;
+    size_t m_pos = 0;
+};
+
+// Size in bytes of one element of a TVM dtype string; 0 when unknown.
+int dtypeBytes(const std::string& dtype) {
+    if (dtype == "float32" || dtype == "int32" || dtype == "uint32") return 4;
+    if (dtype == "float64" || dtype == "int64" || dtype == "uint64") return 8;
+    if (dtype == "float16" || dtype == "int16" || dtype == "uint16" || dtype == "bfloat16") return 2;
+    if (dtype == "int8" || dtype == "uint8" || dtype == "bool") return 1;
+    return 0;
+}
+
+rpc::RunReply fail(MeasureErrorNo e, std::string msg) {
+    rpc::RunReply r;
+    r.errorNo = static_cast<int>(e);
+    r.errorMsg = std::move(msg);
+    return r;
+}
+
+// The reason an ELF image cannot be run by the sandbox worker, or "" when it looks loadable.
+std::string elfProblem(const std::string& bytes) {
+    if (bytes.size() < 20 || bytes.compare(0, 4, "\177ELF") != 0) return "the module is not an ELF file";
+    uint16_t type = 0, machine = 0;
+    std::memcpy(&type, bytes.data() + 16, 2);
+    std::memcpy(&machine, bytes.data() + 18, 2);
+#if defined(__x86_64__)
+    constexpr uint16_t kHostMachine = 62;
+    constexpr const char* kHostName = "x86-64";
+#elif defined(__aarch64__)
+    constexpr uint16_t kHostMachine = 183;
+    constexpr const char* kHostName = "aarch64";
+#else
+    constexpr uint16_t kHostMachine = 0;
+    constexpr const char* kHostName = "this";
+#endif
+    if (kHostMachine && machine != kHostMachine) {
+        const char* what = machine == 183 ? "aarch64" : machine == 62 ? "x86-64" : "another architecture";
+        return std::string("the module is code for ") + what + "; this server runs " + kHostName +
+               " code (use a device server of that architecture)";
+    }
+    if (type == 3)
+        return "the module is a shared library; this server loads relocatable objects in its sandbox "
+               "(upload the object: RpcRunnerOptions::link = Object)";
+    if (type != 1) return "the module is not a relocatable object (ELF type " + std::to_string(type) + ")";
+    return {};
+}
+
+bool readFile(const std::string& path, std::string* out) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return false;
+    out->assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    return !f.bad();
+}
+
+bool sameRunner(const RunnerOptions& a, const RunnerOptions& b) {
+    return a.timeoutS == b.timeoutS && a.number == b.number && a.repeat == b.repeat && a.minRepeatMs == b.minRepeatMs &&
+           a.enableCpuCacheFlush == b.enableCpuCacheFlush;
+}
+
+}  // namespace
+
+std::string encodeCheckBlob(const CheckSpec& check) {
+    std::string out(kCheckMagic, 4);
+    put<uint32_t>(out, kCheckVersion);
+    put<double>(out, check.rtol);
+    put<double>(out, check.atol);
+    putArrays(out, check.inputs);
+    putArrays(out, check.expected);
+    return out;
+}
+
+CheckSpec decodeCheckBlob(std::string_view blob) {
+    TB_USER_CHECK(blob.size() >= 8 && std::memcmp(blob.data(), kCheckMagic, 4) == 0)
+        << "not a check blob (no TBCK magic)";
+    Reader r(blob.substr(4));
+    const uint32_t version = r.get<uint32_t>("the version");
+    TB_USER_CHECK(version == kCheckVersion)
+        << "check blob version " << version << " (expected " << kCheckVersion << ")";
+    CheckSpec c;
+    c.rtol = r.get<double>("rtol");
+    c.atol = r.get<double>("atol");
+    TB_USER_CHECK(std::isfinite(c.rtol) && std::isfinite(c.atol) && c.rtol >= 0 && c.atol >= 0)
+        << "check blob tolerances must be finite and >= 0";
+    c.inputs = r.arrays("inputs");
+    c.expected = r.arrays("expected outputs");
+    TB_USER_CHECK(r.atEnd()) << "check blob has trailing bytes";
+    return c;
+}
+
+SandboxExecutor::SandboxExecutor(SandboxExecutorOptions options) : m_options(std::move(options)) {
+    m_current.workerPath = m_options.workerPath;
+    m_current.numThreads = m_options.numThreads;
+    m_current.seed = m_options.seed;
+    m_runner = std::make_unique<LocalRunner>(m_current);  // resolves the worker path now (UserError if absent)
+    m_current.workerPath = m_runner->options().workerPath;
+}
+
+SandboxExecutor::~SandboxExecutor() = default;
+
+int SandboxExecutor::workersStarted() const {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_retiredWorkers + (m_runner ? m_runner->workersStarted() : 0);
+}
+
+rpc::RunReply SandboxExecutor::run(const rpc::RunRequest& req) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    std::string bytes;
+    if (!readFile(req.modulePath, &bytes))
+        return fail(MeasureErrorNo::CompileDevice, "cannot read module '" + req.module + "'");
+    if (std::string p = elfProblem(bytes); !p.empty()) return fail(MeasureErrorNo::CompileDevice, p);
+    if (req.function.empty()) return fail(MeasureErrorNo::CompileDevice, "the run request names no entry function");
+
+    codegen::CompiledKernel kernel;
+    kernel.name = req.function;
+    kernel.runsOnHost = true;
+    kernel.object.assign(bytes.begin(), bytes.end());
+    for (size_t i = 0; i < req.args.size(); ++i) {
+        const int bytesPer = dtypeBytes(req.args[i].dtype);
+        if (!bytesPer)
+            return fail(MeasureErrorNo::UnknownError,
+                        "argument " + std::to_string(i) + " has the unsupported dtype '" + req.args[i].dtype + "'");
+        int64_t elems = 1;
+        for (int64_t d : req.args[i].shape) elems *= d;
+        kernel.argElements.push_back((elems * bytesPer + 3) / 4);  // the worker allocates float32 slots
+    }
+
+    std::unique_ptr<CheckSpec> check;
+    std::string checkBytes;
+    if (readFile(req.modulePath + std::string(kCheckBlobSuffix), &checkBytes)) {
+        try {
+            check = std::make_unique<CheckSpec>(decodeCheckBlob(checkBytes));
+        } catch (const UserError& e) {
+            return fail(MeasureErrorNo::UnknownError, std::string("bad check blob: ") + e.what());
+        }
+    }
+
+    RunnerOptions wanted = m_current;
+    wanted.timeoutS = req.timeoutSec;
+    wanted.number = req.number;
+    wanted.repeat = req.repeat;
+    wanted.minRepeatMs = req.minRepeatMs;
+    wanted.enableCpuCacheFlush = req.enableCpuCacheFlush;
+    if (!sameRunner(wanted, m_runner->options())) {
+        m_retiredWorkers += m_runner->workersStarted();
+        m_runner = std::make_unique<LocalRunner>(wanted);
+        m_current = wanted;
+    }
+    const MeasureResult r = m_runner->runOne(kernel, check.get());
+    rpc::RunReply reply;
+    reply.errorNo = static_cast<int>(r.errorNo);
+    reply.errorMsg = r.errorMsg;
+    if (r.ok()) reply.costs = r.costs;
+    return reply;
+}
+
+}  // namespace tb::measure

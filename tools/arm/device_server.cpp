@@ -1,0 +1,519 @@
+// SPDX-License-Identifier: Apache-2.0
+// tunebench-device-server: the measurement server that runs ON an AArch64 board (a Raspberry Pi 4B
+// with a 64-bit OS, or the emulated board of scripts/arm-board: this binary under
+// `qemu-aarch64-static -L /usr/aarch64-linux-gnu`). It is the `python -m tvm.exec.rpc_server
+// --tracker HOST:PORT --key rasp4b-64` of the ARM tutorial, for TuneBench.
+//
+// What it is made of: engine/rpc's RpcServer (tracker registration with TVM's protocol, TVM's
+// data-plane handshake, TuneBench's upload/run session protocol) and engine/measure/timer (TVM's
+// time evaluator, guarded buffers, cache flush), compiled for aarch64 with no Qt and no LLVM
+// (tools/arm/build.sh). What it adds is the executor: the host links each candidate into an
+// AArch64 shared library (RPCRunner, LinkMode::SharedLibrary); this server dlopen()s it in a
+// forked child, fills the arguments (random, or the `<module>.check` blob's inputs), makes the
+// warm-up call, compares the outputs with the check blob's expected values, times the kernel with
+// TVM's semantics and sends the costs back. The child isolates the server from the candidate: a
+// crash is RUNTIME_DEVICE, a hang past the request's timeout is killed and reported RUN_TIMEOUT.
+//
+// The runtime ABI the kernels call (engine/codegen/runtime.h) is provided here and exported from
+// the executable (-rdynamic): tb_rt_parallel_for (a static split over --threads threads, default
+// all cores, like the engine's thread pool; --threads 1 runs the range serially), tb_rt_alloc,
+// tb_rt_free; libm (expf, tanhf, ...) and libc (memset, memcpy) come from
+// the server's own dependencies, which are in the global scope a dlopen()ed library binds against.
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/measure/timer.h"
+#include "engine/rpc/measure_executor.h"
+#include "engine/rpc/rpc_server.h"
+
+// ---- kernel runtime ABI (engine/codegen/runtime.h) -------------------------------------------
+namespace {
+
+// Threads a parallel loop is split over (--threads; TVM_NUM_THREADS's role on a board). Set before
+// any measurement; the pool itself is created lazily in the forked measuring child.
+int g_numThreads = 1;
+
+// A static split of [0, extent) into min(extent, threads) contiguous chunks, as the engine's
+// ThreadPool::parallelForRange does; the calling thread runs chunk 0. Nested calls run serially.
+class ParallelPool {
+public:
+    explicit ParallelPool(int n) {
+        for (int t = 1; t < n; ++t) m_threads.emplace_back([this, t] { loop(t); });
+    }
+    void run(int64_t extent, void (*body)(int64_t, int64_t, void*), void* closure) {
+        const int64_t chunks = std::min<int64_t>(extent, int64_t(m_threads.size()) + 1);
+        {
+            std::lock_guard<std::mutex> lock(m_mu);
+            m_body = body;
+            m_closure = closure;
+            m_extent = extent;
+            m_chunks = chunks;
+            m_pending = chunks - 1;
+            ++m_generation;
+        }
+        m_cv.notify_all();
+        t_inParallel = true;
+        body(0, extent / chunks, closure);
+        t_inParallel = false;
+        std::unique_lock<std::mutex> lock(m_mu);
+        m_done.wait(lock, [&] { return m_pending == 0; });
+    }
+    static thread_local bool t_inParallel;
+
+private:
+    void loop(int t) {
+        long long seen = 0;
+        for (;;) {
+            std::unique_lock<std::mutex> lock(m_mu);
+            m_cv.wait(lock, [&] { return m_generation != seen; });
+            seen = m_generation;
+            if (t >= m_chunks) continue;
+            const int64_t b = t * m_extent / m_chunks, e = (t + 1) * m_extent / m_chunks;
+            auto body = m_body;
+            void* closure = m_closure;
+            lock.unlock();
+            t_inParallel = true;
+            body(b, e, closure);
+            t_inParallel = false;
+            lock.lock();
+            if (--m_pending == 0) m_done.notify_all();
+        }
+    }
+    std::vector<std::thread> m_threads;  // never joined: the measuring child _exit()s
+    std::mutex m_mu;
+    std::condition_variable m_cv, m_done;
+    void (*m_body)(int64_t, int64_t, void*) = nullptr;
+    void* m_closure = nullptr;
+    int64_t m_extent = 0, m_chunks = 0, m_pending = 0;
+    long long m_generation = 0;
+};
+thread_local bool ParallelPool::t_inParallel = false;
+
+}  // namespace
+
+extern "C" {
+using TbParallelBody = void (*)(int64_t begin, int64_t end, void* closure);
+__attribute__((visibility("default"), used)) int32_t tb_rt_parallel_for(int64_t extent, TbParallelBody body,
+                                                                        void* closure) {
+    if (extent <= 0) return 0;
+    if (g_numThreads <= 1 || extent == 1 || ParallelPool::t_inParallel) {
+        body(0, extent, closure);
+        return 0;
+    }
+    static ParallelPool* pool = new ParallelPool(g_numThreads);  // first use: inside the measuring child
+    pool->run(extent, body, closure);
+    return 0;
+}
+__attribute__((visibility("default"), used)) void* tb_rt_alloc(int64_t bytes) {
+    const size_t n = (static_cast<size_t>(bytes) + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, n ? n : 64);
+    if (!p) std::abort();
+    return p;
+}
+__attribute__((visibility("default"), used)) void tb_rt_free(void* p) {
+    std::free(p);
+}
+}
+
+namespace {
+
+using tb::rpc::RunReply;
+using tb::rpc::RunRequest;
+
+// TVM MeasureErrorNO (engine/measure/measure.h).
+constexpr int kCompileDevice = 3, kRuntimeDevice = 4, kWrongAnswer = 5, kRunTimeout = 7, kUnknown = 8;
+
+// Keeps libm in the executable's dependencies (kernels call expf & co. through the global scope;
+// the link line also says --no-as-needed -lm).
+float (*volatile g_keepLibm[])(float) = {&::expf, &::logf, &::tanhf, &::erff};
+
+void logLine(const std::string& line) {
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    tm t{};
+    localtime_r(&ts.tv_sec, &t);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &t);
+    std::fprintf(stderr, "%s.%03ld INFO %s\n", stamp, ts.tv_nsec / 1000000, line.c_str());
+    std::fflush(stderr);
+}
+
+// ---- the check blob (format: engine/measure/sandbox_executor.h) ----
+struct Check {
+    double rtol = 1e-4, atol = 1e-5;
+    std::vector<std::vector<float>> inputs, expected;
+};
+
+bool decodeCheck(const std::string& s, Check* c, std::string* err) {
+    size_t pos = 0;
+    auto take = [&](void* dst, size_t n) {
+        if (s.size() - pos < n) return false;
+        std::memcpy(dst, s.data() + pos, n);
+        pos += n;
+        return true;
+    };
+    auto arrays = [&](std::vector<std::vector<float>>* out) {
+        uint32_t n = 0;
+        if (!take(&n, 4) || n > 4096) return false;
+        out->resize(n);
+        for (auto& a : *out) {
+            uint64_t count = 0;
+            if (!take(&count, 8) || count > (s.size() - pos) / 4) return false;
+            a.resize(size_t(count));
+            if (!take(a.data(), size_t(count) * 4)) return false;
+        }
+        return true;
+    };
+    char magic[4];
+    uint32_t version = 0;
+    if (!take(magic, 4) || std::memcmp(magic, "TBCK", 4) != 0 || !take(&version, 4) || version != 1) {
+        *err = "not a version-1 check blob";
+        return false;
+    }
+    if (!take(&c->rtol, 8) || !take(&c->atol, 8) || !arrays(&c->inputs) || !arrays(&c->expected) || pos != s.size()) {
+        *err = "malformed check blob";
+        return false;
+    }
+    return true;
+}
+
+bool readFile(const std::string& path, std::string* out) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return false;
+    out->assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    return !f.bad();
+}
+
+int dtypeBytes(const std::string& dtype) {
+    if (dtype == "float32" || dtype == "int32" || dtype == "uint32") return 4;
+    if (dtype == "float64" || dtype == "int64" || dtype == "uint64") return 8;
+    if (dtype == "float16" || dtype == "int16" || dtype == "uint16" || dtype == "bfloat16") return 2;
+    if (dtype == "int8" || dtype == "uint8" || dtype == "bool") return 1;
+    return 0;
+}
+
+RunReply fail(int errorNo, std::string msg) {
+    RunReply r;
+    r.errorNo = errorNo;
+    r.errorMsg = std::move(msg);
+    return r;
+}
+
+// Runs in the forked child: load, fill, warm up, check, time.
+RunReply measureHere(const RunRequest& req, const Check* check, uint64_t seed) {
+    void* lib = dlopen(req.modulePath.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return fail(kCompileDevice, std::string("dlopen: ") + dlerror());
+    using Kernel = int32_t (*)(void* const*);
+    auto fn = reinterpret_cast<Kernel>(dlsym(lib, req.function.c_str()));
+    if (!fn) return fail(kCompileDevice, "the module has no function '" + req.function + "'");
+
+    std::vector<tb::measure::GuardedBuffer> bufs;
+    bufs.reserve(req.args.size());
+    std::vector<void*> args;
+    for (size_t i = 0; i < req.args.size(); ++i) {
+        const int bytesPer = dtypeBytes(req.args[i].dtype);
+        if (!bytesPer) return fail(kUnknown, "unsupported dtype '" + req.args[i].dtype + "'");
+        int64_t elems = 1;
+        for (int64_t d : req.args[i].shape) elems *= d;
+        bufs.emplace_back(size_t((elems * bytesPer + 3) / 4));
+        tb::measure::GuardedBuffer& b = bufs.back();
+        const std::vector<float>* given = check && i < check->inputs.size() ? &check->inputs[i] : nullptr;
+        if (given && !given->empty()) {
+            if (given->size() != b.size())
+                return fail(kUnknown, "check input " + std::to_string(i) + " has " + std::to_string(given->size()) +
+                                          " elements, the argument has " + std::to_string(b.size()));
+            std::memcpy(b.data(), given->data(), b.size() * sizeof(float));
+        } else {
+            tb::measure::fillRandom(b.data(), b.size(), seed + i);
+        }
+        args.push_back(b.data());
+    }
+    auto canaries = [&]() -> std::string {
+        for (size_t i = 0; i < bufs.size(); ++i)
+            if (!bufs[i].intact()) return "out-of-bounds write detected next to argument " + std::to_string(i);
+        return {};
+    };
+    fn(args.data());  // the warm-up call is the checked call
+    if (auto m = canaries(); !m.empty()) return fail(kRuntimeDevice, m);
+    if (check) {
+        for (size_t i = 0; i < check->expected.size() && i < bufs.size(); ++i) {
+            const auto& want = check->expected[i];
+            if (want.empty()) continue;
+            if (want.size() != bufs[i].size())
+                return fail(kUnknown, "expected output " + std::to_string(i) + " has the wrong size");
+            for (size_t k = 0; k < want.size(); ++k) {
+                const float got = bufs[i].data()[k];
+                if (!(std::abs(double(got) - want[k]) <= check->atol + check->rtol * std::abs(double(want[k])))) {
+                    std::ostringstream os;
+                    os << "argument " << i << " element " << k << ": got " << got << ", expected " << want[k];
+                    return fail(kWrongAnswer, os.str());
+                }
+            }
+        }
+    }
+    std::function<void()> flush;
+    if (req.enableCpuCacheFlush)
+        flush = [&] {
+            for (size_t i = 1; i < bufs.size(); ++i)
+                tb::measure::flushCache(bufs[i].data(), bufs[i].size() * sizeof(float));
+        };
+    tb::measure::TimerOptions t;
+    t.number = req.number;
+    t.repeat = req.repeat;
+    t.minRepeatMs = req.minRepeatMs;
+    t.skipWarmup = true;
+    RunReply r;
+    r.costs = tb::measure::timeEvaluate([&] { fn(args.data()); }, t, flush);
+    if (auto m = canaries(); !m.empty()) return fail(kRuntimeDevice, m);
+    return r;
+}
+
+std::string describeStatus(int status) {
+    if (WIFSIGNALED(status)) {
+        const int sig = WTERMSIG(status);
+        return "killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+    }
+    if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+    return "ended";
+}
+
+// Closes every socket descriptor but `keep` (the open ones are listed in /proc/self/fd; without
+// /proc the first 1024 descriptors are tried).
+void closeSocketsExcept(int keep) {
+    std::vector<int> fds;
+    if (DIR* d = opendir("/proc/self/fd")) {
+        while (const dirent* e = readdir(d))
+            if (e->d_name[0] >= '0' && e->d_name[0] <= '9') fds.push_back(std::atoi(e->d_name));
+        closedir(d);
+    } else {
+        for (int fd = 3; fd < 1024; ++fd) fds.push_back(fd);
+    }
+    for (int fd : fds) {
+        struct stat st;
+        if (fd > 2 && fd != keep && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode)) close(fd);
+    }
+}
+
+// Each request in a fresh forked child (dlopen state, heap and signal damage die with it).
+class ForkingDlopenExecutor final : public tb::rpc::MeasureExecutor {
+public:
+    explicit ForkingDlopenExecutor(uint64_t seed) : m_seed(seed) {}
+
+    RunReply run(const RunRequest& req) override {
+        std::unique_ptr<Check> check;
+        std::string blob;
+        if (readFile(req.modulePath + ".check", &blob)) {
+            check = std::make_unique<Check>();
+            std::string err;
+            if (!decodeCheck(blob, check.get(), &err)) return fail(kUnknown, err);
+        }
+        if (req.function.empty()) return fail(kCompileDevice, "the run request names no entry function");
+        int fds[2];
+        if (pipe2(fds, O_CLOEXEC) != 0) return fail(kUnknown, std::string("pipe: ") + std::strerror(errno));
+        const pid_t parent = getpid();
+        const pid_t pid = fork();
+        if (pid < 0) {
+            close(fds[0]);
+            close(fds[1]);
+            return fail(kUnknown, std::string("fork: ") + std::strerror(errno));
+        }
+        if (pid == 0) {
+            // Child: drop every inherited socket (the tracker connection, the session, the listen
+            // socket), so a candidate that outlives a dead server cannot keep them open, and die
+            // with the server.
+            // Only sockets are closed: under qemu-user other descriptors may belong to the emulator.
+            const int keep = fds[1];
+            closeSocketsExcept(keep);
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent) _exit(1);
+            RunReply r;
+            try {
+                r = measureHere(req, check.get(), m_seed);
+            } catch (const std::exception& e) {
+                r = fail(kUnknown, e.what());
+            }
+            const std::string out = tb::rpc::toJson(r).dump();
+            size_t off = 0;
+            while (off < out.size()) {
+                const ssize_t n = write(keep, out.data() + off, out.size() - off);
+                if (n <= 0) _exit(2);
+                off += size_t(n);
+            }
+            _exit(0);
+        }
+        close(fds[1]);
+        std::string text;
+        bool timedOut = false;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(req.timeoutSec);
+        for (;;) {
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now())
+                    .count();
+            if (left <= 0) {
+                timedOut = true;
+                break;
+            }
+            pollfd p{fds[0], POLLIN, 0};
+            const int rc = poll(&p, 1, int(std::min<long long>(left, 1000)));
+            if (rc < 0 && errno == EINTR) continue;
+            if (rc <= 0) continue;
+            char buf[4096];
+            const ssize_t n = read(fds[0], buf, sizeof buf);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            text.append(buf, size_t(n));
+        }
+        close(fds[0]);
+        if (timedOut) kill(pid, SIGKILL);
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        if (timedOut)
+            return fail(kRunTimeout, "run exceeded " + std::to_string(req.timeoutSec) + " s; candidate killed");
+        if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0) || text.empty())
+            return fail(kRuntimeDevice, "the candidate crashed the measurement process: " + describeStatus(status));
+        try {
+            return tb::rpc::runReplyFromJson(tb::rpc::Json::parse(text));
+        } catch (const std::exception& e) {
+            return fail(kUnknown, std::string("bad reply from the measurement process: ") + e.what());
+        }
+    }
+
+private:
+    uint64_t m_seed;
+};
+
+int parsePort(const std::string& text, const char* what) {
+    char* end = nullptr;
+    const long v = std::strtol(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || v < 0 || v > 65535) {
+        std::fprintf(stderr, "error: %s: '%s' is not a port number (0..65535)\n", what, text.c_str());
+        std::exit(2);
+    }
+    return int(v);
+}
+
+void usage(FILE* f) {
+    std::fprintf(f,
+                 "usage: tunebench-device-server [--tracker HOST:PORT] [--key KEY] [--host ADDR] [--port P]\n"
+                 "                               [--port-end P] [--custom-addr ADDR] [--token T] [--work-dir DIR]\n"
+                 "                               [--threads N] [--seed N]\n"
+                 "Serves TuneBench measurements on this AArch64 machine and registers with an RPC tracker\n"
+                 "under KEY (default rasp4b-64), like `python -m tvm.exec.rpc_server`.\n"
+                 "  --host ADDR    listen address (default 0.0.0.0, as TVM)\n"
+                 "  --port P       first port tried (default 9090; 0: any free port); --port-end P (default 9199)\n"
+                 "  --threads N    threads of a kernel's parallel loops (default: all cores)\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    (void)g_keepLibm;
+    g_numThreads = int(std::max(1u, std::thread::hardware_concurrency()));
+    tb::rpc::RpcServerOptions o;
+    o.host = "0.0.0.0";
+    o.key = "rasp4b-64";
+    uint64_t seed = 0;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            const size_t eq = a.find('=');
+            if (eq != std::string::npos) return a.substr(eq + 1);
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "error: %s needs a value\n", a.c_str());
+                std::exit(2);
+            }
+            return argv[++i];
+        };
+        auto is = [&](const char* name) { return a == name || a.rfind(std::string(name) + "=", 0) == 0; };
+        if (a == "-h" || a == "--help") {
+            usage(stdout);
+            return 0;
+        } else if (is("--tracker")) {
+            const std::string t = value();
+            const size_t colon = t.rfind(':');
+            if (colon == std::string::npos || colon == 0) {
+                std::fprintf(stderr, "error: --tracker: '%s' is not HOST:PORT\n", t.c_str());
+                return 2;
+            }
+            o.trackerHost = t.substr(0, colon);
+            o.trackerPort = parsePort(t.substr(colon + 1), "--tracker");
+        } else if (is("--key")) {
+            o.key = value();
+        } else if (is("--host")) {
+            o.host = value();
+        } else if (is("--port")) {
+            o.port = parsePort(value(), "--port");
+        } else if (is("--port-end")) {
+            o.portEnd = parsePort(value(), "--port-end");
+        } else if (is("--custom-addr")) {
+            o.customAddr = value();
+        } else if (is("--token")) {
+            o.token = value();
+        } else if (is("--work-dir")) {
+            o.workDir = value();
+        } else if (is("--threads")) {
+            g_numThreads = std::atoi(value().c_str());
+            if (g_numThreads < 1) {
+                std::fprintf(stderr, "error: --threads must be >= 1\n");
+                return 2;
+            }
+        } else if (is("--seed")) {
+            seed = std::strtoull(value().c_str(), nullptr, 10);
+        } else {
+            std::fprintf(stderr, "error: unknown option '%s'\n", a.c_str());
+            usage(stderr);
+            return 2;
+        }
+    }
+    o.log = logLine;
+
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+    try {
+        tb::rpc::RpcServer server(o, std::make_shared<ForkingDlopenExecutor>(seed));
+        server.start();
+        logLine("tunebench-device-server (aarch64) key '" + o.key + "' listening on port " +
+                std::to_string(server.port()) + ", " + std::to_string(g_numThreads) + " thread(s) per kernel");
+        int sig = 0;
+        while (sig <= 0) {
+            const timespec wait{1, 0};
+            sig = sigtimedwait(&set, nullptr, &wait);
+        }
+        server.stop();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}
