@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engine/graph/task_extraction.h"
 
+#include <cctype>
+
+#include "engine/support/md5.h"
+
 #include <map>
 #include <sstream>
 #include <unordered_map>
@@ -105,6 +109,30 @@ std::vector<ExtractedTask> extractTasksFromOptimized(const Graph& optimized, boo
 std::vector<ExtractedTask> extractTasks(const Graph& g, const TaskExtractionOptions& options) {
     Graph opt = optimizeForTasks(g, alterOptionsForTarget(options.target));
     return extractTasksFromOptimized(opt, options.includeSimpleTasks);
+}
+
+std::string legacyTvmWorkloadKey(const te::ComputeDAG& dag) {
+    std::string text = dag.print(true);
+    auto isIdent = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    auto replaceWord = [&](const std::string& from, const std::string& to) {
+        for (size_t pos = 0; (pos = text.find(from, pos)) != std::string::npos;) {
+            bool start = pos == 0 || !isIdent(text[pos - 1]);
+            bool end = pos + from.size() >= text.size() || !isIdent(text[pos + from.size()]);
+            if (start && end) {
+                text.replace(pos, from.size(), to);
+                pos += to.size();
+            } else {
+                pos += from.size();
+            }
+        }
+    };
+    for (const auto& t : dag.inputs()) replaceWord(t.name(), "placeholder");
+    if (text.find("conv2d_nhwc") != std::string::npos) replaceWord("pad_temp", "PaddedInput");
+    replaceWord("conv2d_nhwc", "Conv2dOutput");
+    for (const char* pool : {"pool_max", "adaptive_pool_sum", "adaptive_pool_avg"}) replaceWord(pool, "tensor");
+    std::vector<std::vector<int64_t>> shapes;
+    for (const auto& io : dag.tensors()) shapes.push_back(io.shape());
+    return te::makeWorkloadKey(md5Hex(text), shapes);
 }
 
 }  // namespace tb::graph

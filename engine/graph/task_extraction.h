@@ -65,4 +65,10 @@ std::vector<ExtractedTask> extractTasksFromOptimized(const Graph& optimized, boo
 /// Task order is the network order of first occurrence (TVM's is a hash-map order).
 std::vector<ExtractedTask> extractTasks(const Graph& g, const TaskExtractionOptions& options = {});
 
+/// The workload key TVM < 0.8 gave the same subgraph: logs written then (e.g. the 2021 resnet-18
+/// sandbox log) hash a print where every input is named `placeholder`, topi's conv2d_nhwc stages are
+/// `PaddedInput` / `Conv2dOutput`, and C++ pool stages are `tensor`; shapes are unchanged. Lets those
+/// logs be matched to (and replayed on) our tasks.
+std::string legacyTvmWorkloadKey(const te::ComputeDAG& dag);
+
 }  // namespace tb::graph

@@ -258,27 +258,7 @@ void TestTaskExtraction::testResnet18MatchesReference() {
 // names p0, p1, ...), its topi conv2d_nhwc named its stages PaddedInput / Conv2dOutput (now
 // pad_temp / conv2d_nhwc from the generic `conv`), and its C++ pools named the pool and adaptive
 // pool stages "tensor". Renaming our print that way reproduces every one of the 24 log keys.
-static std::string withOldTvmNames(const te::ComputeDAG& dag) {
-    std::string text = dag.print(true);
-    auto replaceWord = [&](const std::string& from, const std::string& to) {
-        for (size_t pos = 0; (pos = text.find(from, pos)) != std::string::npos;) {
-            bool start = pos == 0 || !(std::isalnum(static_cast<unsigned char>(text[pos - 1])) || text[pos - 1] == '_');
-            char next = pos + from.size() < text.size() ? text[pos + from.size()] : ' ';
-            bool end = !(std::isalnum(static_cast<unsigned char>(next)) || next == '_');
-            if (start && end) {
-                text.replace(pos, from.size(), to);
-                pos += to.size();
-            } else {
-                pos += from.size();
-            }
-        }
-    };
-    for (const auto& t : dag.inputs()) replaceWord(t.name(), "placeholder");
-    if (text.find("conv2d_nhwc") != std::string::npos) replaceWord("pad_temp", "PaddedInput");
-    replaceWord("conv2d_nhwc", "Conv2dOutput");
-    for (const char* pool : {"pool_max", "adaptive_pool_sum", "adaptive_pool_avg"}) replaceWord(pool, "tensor");
-    return text;
-}
+// graph::legacyTvmWorkloadKey applies that renaming.
 
 void TestTaskExtraction::testResnet18AgainstSandboxLog() {
     QFile f(QStringLiteral("../shared/data/logs/ansor/tvmsandbox_resnet-18-NHWC-B1-llvm.json"));
@@ -298,9 +278,7 @@ void TestTaskExtraction::testResnet18AgainstSandboxLog() {
     for (const auto& t : tasks) {
         sameKey += logKeys.count(t.workloadKey) ? 1 : 0;
         sameShapes += logShapes.count(keyShapes(t.workloadKey)) ? 1 : 0;
-        std::vector<std::vector<int64_t>> shapes;
-        for (const auto& io : t.dag.tensors()) shapes.push_back(io.shape());
-        std::string oldKey = te::makeWorkloadKey(md5Hex(withOldTvmNames(t.dag)), shapes);
+        std::string oldKey = legacyTvmWorkloadKey(t.dag);
         oldNamingKeys += logKeys.count(oldKey) ? 1 : 0;
     }
     qInfo("resnet-18 vs sandbox log: %d identical keys, %d identical shape lists, %d keys reproduced with the old "
