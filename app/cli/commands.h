@@ -15,5 +15,13 @@ struct Command {
 };
 
 // One declaration per subcommand; add the entry to kCommands in main.cpp.
+int runTracker(const QStringList& args);       // cmd_tracker.cpp
+int runRpcServer(const QStringList& args);     // cmd_rpc_server.cpp
+int runQueryTracker(const QStringList& args);  // cmd_query_tracker.cpp
+int runLog(const QStringList& args);           // cmd_log.cpp
+int runTasks(const QStringList& args);         // cmd_tasks.cpp
+int runTune(const QStringList& args);          // cmd_tune.cpp
+int runCompile(const QStringList& args);       // cmd_compile.cpp
+int runRun(const QStringList& args);           // cmd_run.cpp
 
 }  // namespace tb::cli

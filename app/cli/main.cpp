@@ -12,6 +12,14 @@
 namespace {
 
 const tb::cli::Command kCommands[] = {
+    {"tracker", "run a TVM-compatible RPC tracker", tb::cli::runTracker},
+    {"rpc-server", "serve measurements, registered with a tracker", tb::cli::runRpcServer},
+    {"query-tracker", "print a tracker's servers and queues", tb::cli::runQueryTracker},
+    {"log", "summarize or distill a tuning log (auto_scheduler or AutoTVM)", tb::cli::runLog},
+    {"tasks", "extract the tuning tasks of a network (TVM extract_tasks)", tb::cli::runTasks},
+    {"tune", "tune a network: sketch search, XGBoost cost model, task scheduler", tb::cli::runTune},
+    {"compile", "compile a network with the best schedules of a log; benchmark, export", tb::cli::runCompile},
+    {"run", "compile and run a network on .pb inputs (optionally check against the interpreter)", tb::cli::runRun},
 };
 
 void printUsage(FILE* out) {

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: Apache-2.0
+// `tunebench-cli compile`: the network compiled with the best schedule of every task in a tuning
+// log (TVM: `with auto_scheduler.ApplyHistoryBest(log): relay.build(...)`), then optionally
+// benchmarked (`module.benchmark(dev, repeat, number, min_repeat_ms)`, TVM's summary layout),
+// profiled kernel by kernel, and exported as deploy_lib.so + deploy_graph.json + deploy_param.params
+// (run the export with `tunebench-runner DIR --input X.pb`).
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFile>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+#include "app/cli/commands.h"
+#include "app/cli/network_loader.h"
+#include "engine/codegen/codegen_llvm.h"
+#include "engine/measure/timer.h"
+#include "engine/runtime/build_module.h"
+#include "engine/support/error.h"
+#include "engine/support/thread_pool.h"
+
+namespace tb::cli {
+
+namespace {
+int positiveInt(const QCommandLineParser& p, const QCommandLineOption& o, int minValue) {
+    bool ok = false;
+    const int v = p.value(o).toInt(&ok);
+    TB_USER_CHECK(ok && v >= minValue) << "--" << o.names().first().toStdString() << " must be an integer >= "
+                                       << minValue << ", got '" << p.value(o).toStdString() << "'";
+    return v;
+}
+
+void printProfile(runtime::CompiledModule& mod, int number) {
+    auto prof = mod.runtime().profile(number);
+    double total = 0;
+    for (const auto& k : prof) total += k.meanMs;
+    // Aggregate calls of the same kernel.
+    struct Row {
+        std::string name, func;
+        int calls = 0;
+        double ms = 0, flop = 0;
+    };
+    std::vector<Row> rows;
+    for (const auto& k : prof) {
+        auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.func == k.func; });
+        if (it == rows.end()) {
+            rows.push_back({k.name, k.func, 0, 0, k.flop});
+            it = rows.end() - 1;
+        }
+        it->calls += 1;
+        it->ms += k.meanMs;
+    }
+    std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.ms > b.ms; });
+    std::map<std::string, std::string> source;
+    for (const auto& k : mod.report().kernels) source[k.symbol] = runtime::scheduleSourceName(k.source);
+    std::fprintf(stdout, "Per-kernel profile (%d calls each after a warm-up; sum %.3f ms per run, %d threads):\n",
+                 number, total, ThreadPool::global().numThreads());
+    std::fprintf(stdout, "  %-56s %5s %9s %6s %9s  %s\n", "kernel", "calls", "ms", "%", "GFLOP/s", "schedule");
+    for (const auto& r : rows) {
+        std::string name = r.name.size() > 56 ? r.name.substr(0, 53) + "..." : r.name;
+        const double gflops = r.flop > 0 && r.ms > 0 ? r.flop * r.calls / (r.ms * 1e-3) / 1e9 : 0;
+        std::fprintf(stdout, "  %-56s %5d %9.4f %5.1f%% %9.2f  %s\n", name.c_str(), r.calls, r.ms,
+                     100 * r.ms / std::max(total, 1e-12), gflops, source[r.func].c_str());
+    }
+}
+}  // namespace
+
+int runCompile(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Compile a network with the best schedules of a tuning log (TVM ApplyHistoryBest + relay.build). Groups "
+        "without a record get a default schedule; the report lists them."));
+    p.addHelpOption();
+    NetworkOptions net;
+    net.addTo(p);
+    QCommandLineOption log(QStringLiteral("log"), QStringLiteral("auto_scheduler tuning log (omit: no tuned schedules)."),
+                           QStringLiteral("FILE"));
+    QCommandLineOption target(QStringLiteral("target"), QStringLiteral("TVM target string (default: this CPU)."),
+                              QStringLiteral("TARGET"));
+    QCommandLineOption bench(QStringLiteral("bench"), QStringLiteral("Benchmark the compiled network (random input)."));
+    QCommandLineOption repeat(QStringLiteral("repeat"), QStringLiteral("Benchmark repeats (default 5)."),
+                              QStringLiteral("N"), QStringLiteral("5"));
+    QCommandLineOption number(QStringLiteral("number"), QStringLiteral("Runs per repeat (default 5)."),
+                              QStringLiteral("N"), QStringLiteral("5"));
+    QCommandLineOption minRepeat(QStringLiteral("min-repeat-ms"),
+                                 QStringLiteral("Minimum duration of a repeat in ms (default 0)."), QStringLiteral("MS"),
+                                 QStringLiteral("0"));
+    QCommandLineOption profile(QStringLiteral("profile"), QStringLiteral("Time every kernel (per-kernel table)."));
+    QCommandLineOption exportDir(QStringLiteral("export"),
+                                 QStringLiteral("Write deploy_lib.so, deploy_graph.json, deploy_param.params to DIR."),
+                                 QStringLiteral("DIR"));
+    QCommandLineOption threads(QStringLiteral("threads"),
+                               QStringLiteral("Threads of the kernels' thread pool (default: TB_NUM_THREADS or all)."),
+                               QStringLiteral("N"));
+    QCommandLineOption compatible(QStringLiteral("include-compatible"),
+                                  QStringLiteral("Also use records of compatible workloads (ApplyHistoryBest include_compatible)."));
+    QCommandLineOption unscheduled(QStringLiteral("no-default-schedules"),
+                                   QStringLiteral("Groups without a record use the unscheduled lowering."));
+    QCommandLineOption dumpIr(QStringLiteral("dump-ir"),
+                              QStringLiteral("Write every kernel's lowered IR to DIR/<kernel>.txt (with its DAG)."),
+                              QStringLiteral("DIR"));
+    p.addOptions({log, target, bench, repeat, number, minRepeat, profile, exportDir, threads, compatible, unscheduled,
+                  dumpIr});
+    if (!p.parse(args)) {
+        std::fprintf(stderr, "error: %s\n", qPrintable(p.errorText()));
+        return 2;
+    }
+    if (p.isSet(QStringLiteral("help"))) {
+        std::fprintf(stdout, "%s", qPrintable(p.helpText()));
+        return 0;
+    }
+    if (p.isSet(threads)) setenv("TB_NUM_THREADS", std::to_string(positiveInt(p, threads, 1)).c_str(), 1);
+    const int rep = positiveInt(p, repeat, 1), num = positiveInt(p, number, 1);
+    bool ok = false;
+    const double minMs = p.value(minRepeat).toDouble(&ok);
+    TB_USER_CHECK(ok && minMs >= 0) << "--min-repeat-ms must be a number >= 0";
+
+    graph::Graph g = net.load(p);
+    runtime::BuildOptions bo;
+    if (p.isSet(target)) bo.target = p.value(target).toStdString();
+    if (p.isSet(log)) bo.logPath = p.value(log).toStdString();
+    bo.includeCompatible = p.isSet(compatible);
+    bo.defaultSchedules = !p.isSet(unscheduled);
+    runtime::CompiledModule mod = runtime::build(g, bo);
+    std::fprintf(stdout, "%s", mod.report().text().c_str());
+    if (!p.isSet(log)) std::fprintf(stdout, "No --log given: every group uses its default schedule.\n");
+    std::fflush(stdout);
+
+    if (p.isSet(dumpIr)) {
+        const QString dir = p.value(dumpIr);
+        QDir().mkpath(dir);
+        const auto& reps = mod.report().kernels;
+        for (size_t i = 0; i < reps.size(); ++i) {
+            QFile f(dir + QLatin1Char('/') + QString::fromStdString(reps[i].symbol) + QStringLiteral(".txt"));
+            TB_USER_CHECK(f.open(QIODevice::WriteOnly | QIODevice::Truncate)) << "cannot write into " << dir.toStdString();
+            const std::string text = "// " + reps[i].funcName + " (" + runtime::scheduleSourceName(reps[i].source) +
+                                     ", workload key " + reps[i].workloadKey + ")\n" + mod.kernels()[i]->loweredIr;
+            f.write(text.data(), qint64(text.size()));
+        }
+        std::fprintf(stdout, "Lowered IR of %zu kernels written to %s\n", reps.size(), qPrintable(dir));
+    }
+    if (p.isSet(bench) || p.isSet(profile)) {
+        std::vector<te::Buffer> inputs;
+        for (size_t i = 0; i < mod.runtime().numInputs(); ++i) {
+            te::Buffer b = te::Buffer::zeros(mod.runtime().inputShape(i));
+            measure::fillRandom(b.data.data(), b.data.size(), 1 + i);
+            inputs.push_back(std::move(b));
+        }
+        mod.run(inputs);
+        if (p.isSet(bench)) {
+            runtime::BenchmarkResult r = mod.benchmark(rep, num, minMs);
+            std::fprintf(stdout, "%s\n", r.summary().c_str());
+        }
+        if (p.isSet(profile)) printProfile(mod, num * 4);
+    }
+    if (p.isSet(exportDir)) {
+        const std::string dir = p.value(exportDir).toStdString();
+        mod.exportLibrary(dir);
+        std::fprintf(stdout, "Exported %zu kernels to %s (deploy_lib.so, deploy_graph.json, deploy_param.params)\n",
+                     mod.report().kernels.size(), dir.c_str());
+    }
+    return 0;
+}
+
+}  // namespace tb::cli

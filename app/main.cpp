@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+// `tunebench`: the workbench window. Started bare it is the embedded default of DESIGN.md §4: an
+// in-process tracker on a free loopback port with one local RPC server (key `local`) shown in the
+// tracker panel, and mobilenet, NHWC, batch 1, the host CPU and a small trial budget in the setup
+// panel, tuned after one click (or at once with --autostart).
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QGuiApplication>
+#include <QLocale>
+#include <QPixmap>
+#include <QScreen>
+#include <QTimer>
+
+#include <cstdio>
+
+#include "app/session/trackermonitor.h"
+#include "app/session/tuningsession.h"
+#include "widgets/mainwindow.h"
+
+int main(int argc, char** argv) {
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("TuneBench"));
+    QApplication::setOrganizationName(QStringLiteral("TuneBench"));
+    QApplication::setApplicationVersion(QStringLiteral(TB_VERSION));
+    QApplication::setDesktopFileName(QStringLiteral("tunebench"));
+
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("TuneBench: auto-tuning of tensor programs (TVM auto-scheduler style)."));
+    p.addHelpOption();
+    p.addVersionOption();
+    QCommandLineOption autostart(QStringLiteral("autostart"), QStringLiteral("Start tuning at once."));
+    QCommandLineOption network(QStringLiteral("network"), QStringLiteral("Zoo network (default mobilenet)."),
+                               QStringLiteral("NAME"), QStringLiteral("mobilenet"));
+    QCommandLineOption onnx(QStringLiteral("onnx"), QStringLiteral("ONNX model to tune instead of a zoo network."),
+                            QStringLiteral("FILE"));
+    QCommandLineOption trials(QStringLiteral("trials"), QStringLiteral("Total measured trials (default 640; 0 = 64 x tasks)."),
+                              QStringLiteral("N"), QStringLiteral("640"));
+    QCommandLineOption perRound(QStringLiteral("per-round"), QStringLiteral("Measures per round (default 16)."),
+                                QStringLiteral("N"), QStringLiteral("16"));
+    QCommandLineOption costModel(QStringLiteral("cost-model"), QStringLiteral("xgb or random (default xgb)."),
+                                 QStringLiteral("M"), QStringLiteral("xgb"));
+    QCommandLineOption target(QStringLiteral("target"), QStringLiteral("TVM target string (default: this CPU)."),
+                              QStringLiteral("TARGET"));
+    QCommandLineOption log(QStringLiteral("log"), QStringLiteral("Record log (default tunebench_<network>.json)."),
+                           QStringLiteral("FILE"));
+    QCommandLineOption resume(QStringLiteral("resume"), QStringLiteral("Continue from the records already in the log."));
+    QCommandLineOption lang(QStringLiteral("lang"), QStringLiteral("User interface language: en or zh_CN (default: the system's)."),
+                            QStringLiteral("LOCALE"));
+    QCommandLineOption noTracker(QStringLiteral("no-tracker"), QStringLiteral("Do not start the local tracker and server."));
+    QCommandLineOption shot(QStringLiteral("screenshot"), QStringLiteral("Save a screenshot to FILE, then quit."),
+                            QStringLiteral("FILE"));
+    QCommandLineOption shotAfter(QStringLiteral("screenshot-after"),
+                                 QStringLiteral("Seconds to wait before the screenshot (default 30)."),
+                                 QStringLiteral("S"), QStringLiteral("30"));
+    p.addOptions({autostart, network, onnx, trials, perRound, costModel, target, log, resume, lang, noTracker, shot, shotAfter});
+    p.process(app);
+
+    tb::session::TuningSession session;
+    tb::session::TrackerMonitor tracker;
+    tb::widgets::MainWindow window(&session, &tracker);
+
+    QString locale = p.isSet(lang) ? p.value(lang) : QLocale::system().name();
+    if (locale == QLatin1String("zh_CN") || locale.startsWith(QLatin1String("zh_Hans"))) {
+        if (!window.setLanguage(QStringLiteral("zh_CN")))
+            std::fprintf(stderr, "tunebench: the zh_CN translation is missing from this build\n");
+    } else if (p.isSet(lang) && locale != QLatin1String("en")) {
+        std::fprintf(stderr, "tunebench: no translation for '%s'; using English\n", qPrintable(locale));
+    }
+
+    tb::session::TuningJob job;
+    job.network = p.value(network);
+    job.onnxPath = p.value(onnx);
+    job.layout = QStringLiteral("NHWC");
+    job.batch = 1;
+    job.target = p.value(target);
+    job.trials = p.value(trials).toInt();
+    job.perRound = std::max(1, p.value(perRound).toInt());
+    job.costModel = p.value(costModel);
+    job.logPath = p.isSet(log) ? p.value(log) : QStringLiteral("tunebench_%1.json").arg(job.network);
+    job.resume = p.isSet(resume);
+    window.setJob(job);
+    window.show();
+
+    if (!p.isSet(noTracker)) {
+        // The embedded default: a tracker on a free loopback port and one sandboxed server `local`.
+        QObject::connect(&tracker, &tb::session::TrackerMonitor::localTrackerStarted, &window,
+                         [&window](const QString& host, int port) {
+                             tb::session::TuningJob j = window.job();
+                             j.trackerHost = host;
+                             j.trackerPort = port;
+                             j.deviceKey = QStringLiteral("local");
+                             window.setJob(j);
+                         });
+        tracker.startLocalFleet();
+    }
+    if (p.isSet(autostart)) QTimer::singleShot(0, &window, [&window] { window.startTuning(); });
+
+    if (p.isSet(shot)) {
+        const QString file = p.value(shot);
+        const int ms = int(p.value(shotAfter).toDouble() * 1000);
+        QTimer::singleShot(ms, &window, [&window, file] {
+            // The whole screen under a real display (menus, dialogs and all); the window offscreen.
+            QPixmap pm;
+            if (QGuiApplication::platformName() == QLatin1String("xcb") && window.screen())
+                pm = window.screen()->grabWindow(0);
+            if (pm.isNull()) pm = window.grab();
+            const bool ok = pm.save(file);
+            std::fprintf(stderr, "tunebench: screenshot %s %s\n", qPrintable(QDir::toNativeSeparators(file)),
+                         ok ? "saved" : "could not be saved");
+            window.close();
+        });
+    }
+    return app.exec();
+}

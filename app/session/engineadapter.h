@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The one place where engine results become Qt value types (STYLE.md §3.3 "Engine -> Qt
+// conversion happens in one place"). Internal to the session library: widgets never include it.
+
+#include <QString>
+
+#include <string>
+
+#include "app/session/snapshots.h"
+#include "engine/codegen/target.h"
+#include "engine/schedule/loop_state.h"
+#include "engine/te/compute_dag.h"
+#include "engine/tuning/network_tuner.h"
+
+namespace tb::session::adapter {
+
+inline QString qstr(const std::string& s) { return QString::fromStdString(s); }
+
+/// Every task of the tuner as a table row. `tuningTask` is the task whose round is running now
+/// (-1 between rounds): it is shown as "tuning" and marked as the scheduler's pick.
+QList<TaskRow> taskRows(const tuning::NetworkTuner& tuner, int tuningTask);
+
+/// One measured trial; `flop` is the task's FLOP count, `elapsedS` the job's clock.
+MeasureRow measureRow(const tuning::MeasuredTrial& trial, double flop, double elapsedS);
+
+/// The estimated-total-latency point after a round.
+LatencyPoint latencyPoint(const tuning::TaskScheduler& scheduler);
+
+/// The DAG view of one task: stages, read edges and the DAG print; when `best` is defined, its
+/// lowered loop nest, LLVM IR and assembly for `target` (compiled here: call it off the GUI thread).
+/// Lowering or compile failures land in DagSnapshot::error, never as exceptions.
+DagSnapshot dagSnapshot(const te::ComputeDAG& dag, const State& best, double bestCost, const codegen::Target& target);
+
+}  // namespace tb::session::adapter

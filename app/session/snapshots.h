@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Plain Qt value types that carry engine results across the session bridge (DESIGN.md §3.5):
+// widgets and models only ever see these, never engine types. Copied into queued signals, so
+// they are cheap implicitly-shared Qt containers of small structs.
+
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+
+namespace tb::session {
+
+/// One row of the live task-scheduler table.
+struct TaskRow {
+    int id = -1;
+    QString workloadKey;
+    QString description;       ///< TVM task description, e.g. "vm_mod_fused_nn_conv2d_add_nn_relu"
+    double weight = 1;         ///< occurrences in the network
+    double flop = 0;           ///< FLOPs of one run
+    double bestMs = -1;        ///< best measured latency in ms; < 0 = none yet
+    double gflops = 0;         ///< flop / best / 1e9
+    int trials = 0;            ///< measured trials spent on this task
+    double share = 0;          ///< weight*best / sum over measured tasks (= the estimated total latency once all are), 0..1
+    QString state;             ///< "pending", "tuning", "tuned", "dead"
+    bool next = false;         ///< the scheduler's next pick
+    bool operator==(const TaskRow&) const = default;
+};
+
+/// One measured candidate.
+struct MeasureRow {
+    int taskId = -1;
+    int trial = 0;             ///< global trial index (0-based)
+    double costMs = -1;        ///< mean cost in ms; < 0 for an error
+    double gflops = 0;
+    int errorNo = 0;           ///< TVM MeasureErrorNO 0..8
+    QString errorMessage;
+    double elapsedS = 0;       ///< seconds since the job started
+    double predicted = 0;      ///< the cost model's score when the candidate was picked
+};
+
+/// A point of the estimated-total-latency curve.
+struct LatencyPoint {
+    int trials = 0;
+    double elapsedS = 0;
+    double estimatedMs = -1;   ///< < 0 while some task has no valid measurement
+    double partialMs = -1;     ///< sum(weight * best) over the tasks measured so far (< 0: none yet)
+    int tasksWithCost = 0;     ///< tasks with a valid measurement
+    int tasks = 0;
+};
+
+/// A tracker's SUMMARY, flattened.
+struct DeviceKeyRow {
+    QString key;
+    int total = 0, free = 0, pending = 0;
+    bool operator==(const DeviceKeyRow&) const = default;
+};
+struct ServerRow {
+    QString address;  ///< "host:port"
+    QString key;      ///< "server:<device key>"
+    bool operator==(const ServerRow&) const = default;
+};
+struct DeviceQueueSnapshot {
+    QString tracker;  ///< "host:port"
+    QList<DeviceKeyRow> keys;
+    QList<ServerRow> servers;
+};
+
+/// A task's compute DAG for the DAG view: stages (in TVM stage order), read edges, texts.
+struct DagSnapshot {
+    quint64 jobId = 0;            ///< the job it belongs to (late answers of an old job are dropped)
+    int taskId = -1;
+    QString workloadKey;
+    QString description;          ///< the task's description, e.g. "vm_mod_fused_nn_dense_add"
+    QStringList stages;           ///< stage names, e.g. "p0", "pad_temp", "conv2d_nhwc"
+    QList<bool> isPlaceholder;    ///< per stage
+    QStringList stageDetails;     ///< per stage: the stage's line of the full-mode print
+    QList<QPair<int, int>> edges; ///< (producer stage, consumer stage)
+    QString dagText;              ///< full-mode print, as TVM prints a task's DAG
+    QString loopNest;             ///< the best schedule's lowered loop nest (empty until measured)
+    QString stateText;            ///< the best state as TVM prints a loop State (empty until measured)
+    double bestMs = -1;           ///< the best state's measured latency, < 0 when none
+    QString llvmIr;
+    QString assembly;
+    QString error;                ///< why lowering or compiling the best state failed (empty: fine)
+};
+
+/// What the log inspector shows of one TVM log (auto_scheduler or AutoTVM).
+struct LogWorkloadRow {
+    QString key;
+    QString name;
+    int records = 0, valid = 0;
+    double bestMs = -1;   ///< < 0: no valid record
+    double gflops = -1;   ///< < 0: FLOPs unknown
+    QString target;
+};
+struct LogPoint {
+    int record = 0;       ///< 0-based record index in the file
+    int workload = 0;     ///< index into workloads
+    double costMs = -1;   ///< < 0 for an error
+    int errorNo = 0;
+};
+struct LogSnapshot {
+    QString path;
+    QString format;       ///< "auto_scheduler", "autotvm"
+    int totalLines = 0, records = 0, valid = 0, commentLines = 0;
+    QList<QPair<int, int>> errorCounts;       ///< (error_no, count)
+    QList<LogWorkloadRow> workloads;
+    QList<QPair<int, QString>> badLines;      ///< (line, reason)
+    QList<LogPoint> points;
+};
+
+/// Everything needed to start a tuning job from the window or the CLI.
+struct TuningJob {
+    QString network = QStringLiteral("mobilenet");  ///< zoo name; ignored when onnxPath is set
+    QString onnxPath;
+    QStringList shapes;          ///< "name=1,3,224,224" bindings for dynamic ONNX inputs
+    int batch = 1;
+    QString layout = QStringLiteral("NHWC");
+    QString target;              ///< TVM target string; empty = host CPU
+    int trials = 0;              ///< 0 = 64 x tasks
+    int perRound = 64;
+    int earlyStopping = -1;
+    QString strategy = QStringLiteral("gradient");
+    quint64 seed = 0;
+    QString runner = QStringLiteral("local");  ///< "local" or "rpc"
+    QString trackerHost = QStringLiteral("127.0.0.1");
+    int trackerPort = 9190;
+    QString deviceKey;
+    QString logPath = QStringLiteral("tunebench.json");
+    bool resume = false;
+    QString costModel = QStringLiteral("xgb");  ///< "xgb" or "random"
+    int repeat = 1;              ///< runner repeat (TVM `repeat`)
+    int minRepeatMs = 100;       ///< runner min_repeat_ms
+};
+
+}  // namespace tb::session
+
+Q_DECLARE_METATYPE(tb::session::TaskRow)
+Q_DECLARE_METATYPE(tb::session::MeasureRow)
+Q_DECLARE_METATYPE(tb::session::LatencyPoint)
+Q_DECLARE_METATYPE(tb::session::DeviceQueueSnapshot)
+Q_DECLARE_METATYPE(tb::session::TuningJob)
+Q_DECLARE_METATYPE(tb::session::DagSnapshot)
+Q_DECLARE_METATYPE(tb::session::LogSnapshot)

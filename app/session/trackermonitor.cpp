@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "app/session/trackermonitor.h"
+
+#include <QThread>
+#include <QTimer>
+
+#include <atomic>
+#include <vector>
+
+#include "app/session/sandboxexecutor.h"
+#include "engine/rpc/rpc_server.h"
+#include "engine/rpc/tracker.h"
+#include "engine/rpc/tracker_client.h"
+
+namespace tb::session {
+
+// Lives on the monitor's thread: every engine call (which may block on the network) happens here.
+class TrackerPoller : public QObject {
+    Q_OBJECT
+public:
+    TrackerMonitor::ExecutorFactory factory;
+    std::atomic<int> localPort{0};
+
+    void connectTo(const QString& host, int port) {
+        m_host = host;
+        m_port = port;
+        m_session.reset();
+        if (!m_timer) {
+            m_timer = new QTimer(this);
+            connect(m_timer, &QTimer::timeout, this, &TrackerPoller::poll);
+        }
+        m_timer->start(1000);
+        poll();
+    }
+
+    void startFleet(const QString& key, int servers) {
+        try {
+            if (!m_tracker) {
+                rpc::TrackerOptions to;
+                to.host = "127.0.0.1";
+                to.port = 0;
+                m_tracker = std::make_unique<rpc::Tracker>(to);
+                m_tracker->start();
+                localPort = m_tracker->port();
+                Q_EMIT localTrackerStarted(QStringLiteral("127.0.0.1"), m_tracker->port());
+            }
+            // Servers measure in the sandbox unless the caller wired another executor.
+            std::shared_ptr<rpc::MeasureExecutor> exec = factory ? factory() : std::make_shared<SandboxExecutor>();
+            for (int i = 0; i < servers; ++i) {
+                rpc::RpcServerOptions so;
+                so.host = "127.0.0.1";
+                so.port = 0;
+                so.key = key.toStdString();
+                so.trackerHost = "127.0.0.1";
+                so.trackerPort = m_tracker->port();
+                auto s = std::make_unique<rpc::RpcServer>(so, exec);
+                s->start();
+                m_servers.push_back(std::move(s));
+            }
+            connectTo(QStringLiteral("127.0.0.1"), m_tracker->port());
+        } catch (const std::exception& e) {
+            Q_EMIT statusChanged(tr("Could not start the local fleet: %1").arg(QString::fromUtf8(e.what())));
+        }
+    }
+
+    void stopAll() {
+        if (m_timer) m_timer->stop();
+        m_session.reset();
+        for (auto& s : m_servers) s->stop();
+        m_servers.clear();
+        if (m_tracker) m_tracker->stop();
+        m_tracker.reset();
+        localPort = 0;
+    }
+
+Q_SIGNALS:
+    void queueChanged(const tb::session::DeviceQueueSnapshot& snapshot);
+    void statusChanged(const QString& status);
+    void localTrackerStarted(const QString& host, int port);
+
+private:
+    void poll() {
+        try {
+            if (!m_session || !m_session->connected()) {
+                rpc::ConnectOptions co;
+                co.retryTimeoutMs = 0;
+                co.connectTimeoutMs = 800;
+                co.ioTimeoutMs = 2000;
+                m_session = std::make_unique<rpc::TrackerSession>(
+                    rpc::TrackerSession::connect(m_host.toStdString(), m_port, co));
+            }
+            rpc::TrackerSummary s = m_session->summary();
+            DeviceQueueSnapshot snap;
+            snap.tracker = QStringLiteral("%1:%2").arg(m_host).arg(m_port);
+            for (const auto& srv : s.servers) {
+                ServerRow r;
+                r.address = QString::fromStdString(srv.addr.size() > 0 ? srv.addr[0] : std::string()) +
+                            QLatin1Char(':') + QString::fromStdString(srv.addr.size() > 1 ? srv.addr[1] : std::string());
+                r.key = QString::fromStdString(srv.key);
+                snap.servers.append(r);
+            }
+            for (const auto& q : s.queues) {
+                DeviceKeyRow row;
+                row.key = QString::fromStdString(q.key);
+                row.free = int(q.free);
+                row.pending = int(q.pending);
+                const QString serverKey = QStringLiteral("server:") + row.key;
+                for (const auto& srv : snap.servers)
+                    if (srv.key == serverKey) ++row.total;
+                snap.keys.append(row);
+            }
+            Q_EMIT queueChanged(snap);
+        } catch (const std::exception& e) {
+            m_session.reset();
+            Q_EMIT statusChanged(tr("Tracker %1:%2 unreachable: %3").arg(m_host).arg(m_port).arg(QString::fromUtf8(e.what())));
+        }
+    }
+
+    QString m_host;
+    int m_port = 0;
+    QTimer* m_timer = nullptr;
+    std::unique_ptr<rpc::TrackerSession> m_session;
+    std::unique_ptr<rpc::Tracker> m_tracker;
+    std::vector<std::unique_ptr<rpc::RpcServer>> m_servers;
+};
+
+TrackerMonitor::TrackerMonitor(QObject* parent) : QObject(parent), m_thread(std::make_unique<QThread>()) {
+    qRegisterMetaType<DeviceQueueSnapshot>();
+    m_thread->setObjectName(QStringLiteral("TrackerMonitor"));
+    m_poller = new TrackerPoller;
+    m_poller->moveToThread(m_thread.get());
+    connect(m_thread.get(), &QThread::finished, m_poller, &QObject::deleteLater);
+    connect(m_poller, &TrackerPoller::queueChanged, this, &TrackerMonitor::queueChanged);
+    connect(m_poller, &TrackerPoller::statusChanged, this, &TrackerMonitor::statusChanged);
+    connect(m_poller, &TrackerPoller::localTrackerStarted, this, &TrackerMonitor::localTrackerStarted);
+    m_thread->start();
+}
+
+TrackerMonitor::~TrackerMonitor() {
+    QMetaObject::invokeMethod(m_poller, [p = m_poller] { p->stopAll(); }, Qt::BlockingQueuedConnection);
+    m_thread->quit();
+    m_thread->wait();
+}
+
+void TrackerMonitor::setExecutorFactory(ExecutorFactory f) {
+    QMetaObject::invokeMethod(m_poller, [p = m_poller, f = std::move(f)] { p->factory = f; }, Qt::BlockingQueuedConnection);
+}
+QString TrackerMonitor::localTrackerHost() const { return QStringLiteral("127.0.0.1"); }
+int TrackerMonitor::localTrackerPort() const { return m_poller->localPort.load(); }
+
+void TrackerMonitor::connectTo(const QString& host, int port) {
+    QMetaObject::invokeMethod(m_poller, [p = m_poller, host, port] { p->connectTo(host, port); });
+}
+void TrackerMonitor::startLocalFleet() { startFleet(QStringLiteral("local"), 1); }
+void TrackerMonitor::startFleet(const QString& key, int servers) {
+    QMetaObject::invokeMethod(m_poller, [p = m_poller, key, servers] { p->startFleet(key, servers); });
+}
+void TrackerMonitor::stopAll() {
+    QMetaObject::invokeMethod(m_poller, [p = m_poller] { p->stopAll(); }, Qt::BlockingQueuedConnection);
+}
+
+}  // namespace tb::session
+
+#include "trackermonitor.moc"

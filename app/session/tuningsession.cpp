@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "app/session/tuningsession.h"
+
+#include <QMetaObject>
+#include <QThread>
+
+#include <optional>
+#include <utility>
+
+#include "app/session/tuningworker.h"
+#include "engine/codegen/target.h"
+#include "engine/graph/zoo.h"
+#if __has_include("engine/measure/rpc_runner.h")
+#define TB_HAVE_RPC_RUNNER 1
+#endif
+
+namespace tb::session {
+
+TuningSession::TuningSession(QObject* parent) : QObject(parent), m_dags(std::make_shared<DagSource>()) {
+    qRegisterMetaType<TaskRow>();
+    qRegisterMetaType<MeasureRow>();
+    qRegisterMetaType<LatencyPoint>();
+    qRegisterMetaType<DagSnapshot>();
+    qRegisterMetaType<TuningJob>();
+    qRegisterMetaType<QList<TaskRow>>();
+    qRegisterMetaType<QList<MeasureRow>>();
+}
+
+TuningSession::~TuningSession() {
+    shutdown();
+    delete m_dagThread;  // already joined by shutdown(); its queued finish handler dies with us
+}
+
+QStringList TuningSession::networkNames() {
+    QStringList out;
+    for (const auto& n : graph::networkNames()) out.append(QString::fromStdString(n));
+    return out;
+}
+
+QString TuningSession::validateTarget(const QString& target) {
+    try {
+        codegen::Target::parse(target.toStdString());
+        return {};
+    } catch (const std::exception& e) {
+        return QString::fromUtf8(e.what());
+    }
+}
+
+bool TuningSession::rpcRunnerAvailable() {
+#ifdef TB_HAVE_RPC_RUNNER
+    return true;
+#else
+    return false;
+#endif
+}
+
+void TuningSession::setState(State s) {
+    if (s == m_state) return;
+    m_state = s;
+    Q_EMIT stateChanged(s);
+}
+
+void TuningSession::ensureWorker() {
+    if (m_worker) return;
+    m_thread = std::make_unique<QThread>();
+    m_thread->setObjectName(QStringLiteral("TuningSession worker"));
+    m_worker = new TuningWorker(m_dags);
+    m_worker->moveToThread(m_thread.get());
+    // The worker (and with it every engine object) is destroyed in its own thread.
+    connect(m_thread.get(), &QThread::finished, m_worker, &QObject::deleteLater);
+    // Worker signals arrive queued: the payloads are implicitly shared value types.
+    connect(m_worker, &TuningWorker::tasksAdded, this, &TuningSession::tasksAdded);
+    connect(m_worker, &TuningWorker::tasksUpdated, this, &TuningSession::tasksUpdated);
+    connect(m_worker, &TuningWorker::measurementsAvailable, this, &TuningSession::measurementsAvailable);
+    connect(m_worker, &TuningWorker::latencyPointAdded, this, &TuningSession::latencyPointAdded);
+    connect(m_worker, &TuningWorker::progressChanged, this, &TuningSession::progressChanged);
+    connect(m_worker, &TuningWorker::logMessage, this, &TuningSession::logMessage);
+    connect(m_worker, &TuningWorker::parked, this, &TuningSession::paused);
+    connect(m_worker, &TuningWorker::finished, this, [this](const QString& summary) {
+        setState(State::Idle);
+        Q_EMIT tuningFinished(summary);
+    });
+    connect(m_worker, &TuningWorker::failed, this, [this](const QString& message) {
+        setState(State::Idle);
+        Q_EMIT tuningFailed(message);
+    });
+    m_thread->start();
+}
+
+void TuningSession::start(const TuningJob& job) {
+    if (m_state != State::Idle) {
+        Q_EMIT logMessage(tr("A job is already running: stop it first."));
+        return;
+    }
+    ensureWorker();
+    const quint64 id = ++m_jobId;
+    m_worker->stopRequested = false;
+    m_worker->pauseRequested = false;
+    setState(State::Running);
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, job, id] { w->start(job, id); }, Qt::QueuedConnection);
+}
+
+void TuningSession::pause() {
+    if (m_state != State::Running) return;
+    m_worker->pauseRequested = true;
+    setState(State::Paused);
+}
+
+void TuningSession::resume() {
+    if (m_state != State::Paused) return;
+    m_worker->pauseRequested = false;
+    setState(State::Running);
+    QMetaObject::invokeMethod(m_worker, [w = m_worker] { w->wake(); }, Qt::QueuedConnection);
+}
+
+void TuningSession::stop() {
+    if (m_state != State::Running && m_state != State::Paused) return;
+    // Checked by the worker between rounds: the running round completes and is recorded.
+    m_worker->stopRequested = true;
+    m_worker->pauseRequested = false;
+    setState(State::Stopping);
+    QMetaObject::invokeMethod(m_worker, [w = m_worker] { w->wake(); }, Qt::QueuedConnection);
+}
+
+void TuningSession::shutdown() {
+    if (m_thread) {
+        m_worker->stopRequested = true;
+        m_worker->pauseRequested = false;
+        // The event loop ends after the event it is running (at most the current round, whose
+        // records are already appended); queued rounds are dropped; the worker is deleted in its
+        // thread before wait() returns.
+        m_thread->quit();
+        m_thread->wait();
+        m_thread.reset();
+        m_worker = nullptr;
+    }
+    if (m_dagThread) m_dagThread->wait();
+    setState(State::Idle);
+}
+
+void TuningSession::requestDag(int taskId) {
+    if (m_dagThread) {
+        m_pendingDagTask = taskId;  // only the latest request matters
+        return;
+    }
+    launchDagJob(taskId);
+}
+
+void TuningSession::launchDagJob(int taskId) {
+    auto result = std::make_shared<std::optional<DagSnapshot>>();
+    std::shared_ptr<const DagSource> source = m_dags;
+    // Lowering and compiling take tens of milliseconds and a round can take a minute: neither
+    // the GUI nor the worker waits for it.
+    m_dagThread = QThread::create([source, result, taskId] {
+        try {
+            *result = source->snapshot(taskId);
+        } catch (const std::exception&) {
+            result->reset();
+        }
+    });
+    m_dagThread->setObjectName(QStringLiteral("TuningSession DAG"));
+    connect(m_dagThread, &QThread::finished, this, [this, result] {
+        if (QThread* t = std::exchange(m_dagThread, nullptr)) {
+            t->wait();
+            t->deleteLater();
+        }
+        if (*result && (*result)->jobId == m_jobId) Q_EMIT dagAvailable(**result);
+        if (m_pendingDagTask >= 0) launchDagJob(std::exchange(m_pendingDagTask, -1));
+    });
+    m_dagThread->start();
+}
+
+}  // namespace tb::session

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The session bridge (DESIGN.md §2, STYLE.md §3.3): the GUI-thread facade of a tuning job. The
+// engine runs in a TuningWorker moved to a named QThread; the facade forwards commands with
+// queued invocations and re-emits the worker's batched value-type signals. This is the only
+// place that touches both Qt and the engine.
+
+#include <QObject>
+#include <QStringList>
+#include <memory>
+
+#include "app/session/snapshots.h"
+
+class QThread;
+
+namespace tb::session {
+
+class DagSource;
+class TuningWorker;
+
+class TuningSession : public QObject {
+    Q_OBJECT
+public:
+    enum class State { Idle, Running, Paused, Stopping };
+    Q_ENUM(State)
+
+    explicit TuningSession(QObject* parent = nullptr);
+    ~TuningSession() override;
+
+    /// Zoo network names the engine knows.
+    static QStringList networkNames();
+    /// Empty for a valid TVM target string, else the parser's message.
+    static QString validateTarget(const QString& target);
+    /// Whether this build can measure on RPC devices (TuningJob::runner == "rpc").
+    static bool rpcRunnerAvailable();
+
+    State state() const { return m_state; }
+    /// Id of the last job started (0 before the first); DAG snapshots carry it.
+    quint64 jobId() const { return m_jobId; }
+
+public Q_SLOTS:
+    void start(const tb::session::TuningJob& job);
+    void pause();
+    void resume();
+    /// Asks the worker to stop after the current round; tuningFinished follows.
+    void stop();
+    /// Asks for the DAG snapshot of a task of the running (or last) job; dagAvailable follows.
+    void requestDag(int taskId);
+    /// Blocks until the worker has stopped (used on window close): no record is lost.
+    void shutdown();
+
+Q_SIGNALS:
+    void stateChanged(tb::session::TuningSession::State state);
+    void tasksAdded(const QList<tb::session::TaskRow>& tasks);
+    void tasksUpdated(const QList<tb::session::TaskRow>& tasks);
+    void measurementsAvailable(const QList<tb::session::MeasureRow>& rows);
+    void latencyPointAdded(const tb::session::LatencyPoint& point);
+    void progressChanged(int permille);  ///< trials spent / budget, 0..1000
+    void dagAvailable(const tb::session::DagSnapshot& dag);
+    void logMessage(const QString& line);
+    /// The worker has parked between two rounds after pause().
+    void paused();
+    void tuningFinished(const QString& summary);
+    void tuningFailed(const QString& message);
+
+private:
+    void setState(State s);
+    void ensureWorker();
+    void launchDagJob(int taskId);
+
+    std::unique_ptr<QThread> m_thread;
+    TuningWorker* m_worker = nullptr;
+    std::shared_ptr<DagSource> m_dags;
+    State m_state = State::Idle;
+    quint64 m_jobId = 0;
+    QThread* m_dagThread = nullptr;  // at most one DAG snapshot is built at a time
+    int m_pendingDagTask = -1;       // the latest request that arrived while one was being built
+};
+
+}  // namespace tb::session

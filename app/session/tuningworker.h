@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The worker half of the session bridge (STYLE.md §3.3): a QObject moved to the thread
+// "TuningSession worker" that owns every engine object of a job (tasks, builder, runner, measurer,
+// tuner) and drives NetworkTuner::step() one round per event-loop turn, so queued commands (pause,
+// stop, shutdown) are seen between rounds. Internal to the session library.
+
+#include <QObject>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+
+#include "app/session/snapshots.h"
+
+namespace tb::session {
+
+/// What the DAG view needs of the running job, shared between the worker (which updates the best
+/// states after each round) and the short-lived threads that build DAG snapshots. Thread-safe.
+class DagSource {
+public:
+    DagSource();
+    ~DagSource();
+    /// Builds the snapshot of task `taskId` of the current job (lowering + LLVM compile: slow, call
+    /// it off the GUI thread); nullopt when there is no such task.
+    std::optional<DagSnapshot> snapshot(int taskId) const;
+
+    struct Impl;
+    std::unique_ptr<Impl> d;
+};
+
+class TuningWorker : public QObject {
+    Q_OBJECT
+public:
+    explicit TuningWorker(std::shared_ptr<DagSource> dags);
+    ~TuningWorker() override;
+
+    // Set from the GUI thread, read by the worker between rounds.
+    std::atomic<bool> stopRequested{false};
+    std::atomic<bool> pauseRequested{false};
+
+    /// Worker thread: extracts the tasks, builds the engine objects, then schedules rounds.
+    void start(const tb::session::TuningJob& job, quint64 jobId);
+    /// Worker thread: schedules the next round unless one is already scheduled (after resume or
+    /// stop while parked).
+    void wake();
+
+Q_SIGNALS:
+    void tasksAdded(const QList<tb::session::TaskRow>& tasks);
+    void tasksUpdated(const QList<tb::session::TaskRow>& tasks);
+    void measurementsAvailable(const QList<tb::session::MeasureRow>& rows);
+    void latencyPointAdded(const tb::session::LatencyPoint& point);
+    void progressChanged(int permille);
+    void logMessage(const QString& line);
+    void parked();
+    void finished(const QString& summary);
+    void failed(const QString& message);
+
+private:
+    void runRound();
+    void scheduleRound();
+    void finish();
+    void fail(const QString& message);
+    void emitRoundUpdates(int tuningTask);
+
+    struct Engine;
+    std::unique_ptr<Engine> m_engine;
+    std::shared_ptr<DagSource> m_dags;
+    bool m_roundScheduled = false;
+    bool m_running = false;
+    int m_lastPermille = -1;
+};
+
+}  // namespace tb::session

@@ -1,0 +1,110 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""Network benchmark (not a test): TuneBench's compiled networks against ONNX Runtime on the same
+ONNX files, at 1 and 2 threads, untuned (default schedules) and with a tuning log.
+
+For each model and thread count the two sides are measured alternately, several times, in separate
+processes (ONNX Runtime through onnxruntime-node, bench_ort.js; ours through
+`tunebench-cli compile --onnx FILE --bench`), and the ratio ours/ORT of the median latencies is
+printed with the load average seen around each measurement (the machines are shared; ANCHORS.md).
+
+    /usr/bin/python3 bench/networks/bench_networks.py --cli build-rt/bin/tunebench-cli \\
+        --ort-modules build-rt/ort/node_modules [--models DIR] [--log resnet18_v1=LOG ...] [--profile]
+
+Setup, once: `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node` in a folder (its
+node_modules goes to --ort-modules); the models are written by make_models.py (run automatically
+into --models when missing). PP-OCR cls comes from ../shared/data/models/ppocr.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PPOCR = os.path.join(ROOT, "..", "shared", "data", "models", "ppocr")
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+def run_ort(args, model, threads, shape):
+    env = dict(os.environ, NODE_PATH=args.ort_modules)
+    cmd = ["node", os.path.join(HERE, "bench_ort.js"), model, str(threads), str(args.repeat), str(args.min_repeat_ms),
+           ",".join(map(str, shape))]
+    out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])["median_ms"]
+
+
+def run_ours(args, model, threads, shape, layout, log, extra=()):
+    cmd = [args.cli, "compile", "--onnx", model, "--layout", layout, "--shape", "x=" + ",".join(map(str, shape)),
+           "--bench", "--repeat", str(args.repeat), "--number", "1", "--min-repeat-ms", str(args.min_repeat_ms),
+           "--threads", str(threads)] + list(extra)
+    if os.path.basename(model).startswith(("mobilenet", "resnet")):
+        cmd[cmd.index("--shape") + 1] = "data=" + ",".join(map(str, shape))
+    if log:
+        cmd += ["--log", log]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    m = re.search(r"Execution time summary:\n.*\n\s*([\d.]+)\s+([\d.]+)", out)
+    if not m:
+        raise RuntimeError("no benchmark summary in:\n" + out)
+    return float(m.group(2)), out  # median (ms)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cli", default=os.path.join(ROOT, "build", "bin", "tunebench-cli"))
+    p.add_argument("--ort-modules", required=True, help="node_modules folder holding onnxruntime-node")
+    p.add_argument("--models", default=os.path.join(ROOT, "build", "bench-models"))
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--rounds", type=int, default=2, help="alternations per configuration")
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--min-repeat-ms", type=float, default=300)
+    p.add_argument("--layout", default="NHWC", help="our layout for the NCHW models (NHWC converts)")
+    p.add_argument("--log", action="append", default=[], help="MODEL=LOG: tuning log for a model (repeatable)")
+    p.add_argument("--only", default="", help="comma list of models to run (mobilenet_v1,resnet18_v1,ppocr_cls)")
+    p.add_argument("--profile", action="store_true", help="print our per-kernel profile (1 thread) per model")
+    args = p.parse_args()
+
+    if not all(os.path.exists(os.path.join(args.models, f)) for f in ("mobilenet_v1.onnx", "resnet18_v1.onnx")):
+        subprocess.run([sys.executable, os.path.join(HERE, "make_models.py"), args.models], check=True)
+    models = [("mobilenet_v1", os.path.join(args.models, "mobilenet_v1.onnx"), [1, 3, 224, 224]),
+              ("resnet18_v1", os.path.join(args.models, "resnet18_v1.onnx"), [1, 3, 224, 224]),
+              ("ppocr_cls", os.path.join(PPOCR, "ch_ppocr_mobile_v2.0_cls_infer.onnx"), [1, 3, 48, 192])]
+    if args.only:
+        keep = set(args.only.split(","))
+        models = [m for m in models if m[0] in keep]
+    logs = dict(kv.split("=", 1) for kv in args.log)
+
+    rows = []
+    for name, path, shape in models:
+        variants = [("untuned", None)] + ([("tuned", logs[name])] if name in logs else [])
+        for threads in [int(t) for t in args.threads.split(",")]:
+            for variant, log in variants:
+                ort, ours, loads = [], [], []
+                for _ in range(args.rounds):
+                    loads.append(loadavg())
+                    ort.append(run_ort(args, path, threads, shape))
+                    loads.append(loadavg())
+                    ours.append(run_ours(args, path, threads, shape, args.layout, log)[0])
+                o, t = statistics.median(ort), statistics.median(ours)
+                rows.append((name, threads, variant, t, o, t / o, max(loads)))
+                print(f"{name:14s} {threads} thr {variant:8s} ours {t:9.3f} ms  ORT {o:9.3f} ms  "
+                      f"ours/ORT {t / o:6.2f}  (ours {ours}, ORT {[round(x, 3) for x in ort]}, load <= {max(loads):.1f})",
+                      flush=True)
+        if args.profile:
+            _, out = run_ours(args, path, 1, shape, args.layout, logs.get(name), ["--profile"])
+            print(out[out.find("Per-kernel profile"):], flush=True)
+
+    print("\nmodel          threads variant   ours (ms)   ORT (ms)  ours/ORT  max load")
+    for name, threads, variant, t, o, r, load in rows:
+        print(f"{name:14s} {threads:7d} {variant:8s} {t:10.3f} {o:10.3f} {r:9.2f} {load:9.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "engine/runtime/build_module.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+#include "engine/codegen/codegen_llvm.h"
+#include "engine/codegen/jit.h"
+#include "engine/codegen/target.h"
+#include "engine/graph/fuse_ops.h"
+#include "engine/graph/passes/passes.h"
+#include "engine/graph/task_extraction.h"
+#include "engine/lower/lower_dag.h"
+#include "engine/lower/lower_state.h"
+#include "engine/measure/timer.h"
+#include "engine/record/history_best.h"
+#include "engine/record/record_io.h"
+#include "engine/runtime/memory_plan.h"
+#include "engine/schedule/infer_bound.h"
+#include "engine/schedule/transform_step.h"
+#include "engine/support/error.h"
+#include "engine/support/md5.h"
+#include "engine/support/thread_pool.h"
+
+namespace tb::runtime {
+
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// A C identifier from a fused name (letters, digits, '_'), at most `max` characters.
+std::string symbolPart(const std::string& name, size_t max) {
+    std::string s;
+    for (char c : name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    if (s.size() > max) s.resize(max);
+    return s;
+}
+
+/// One distinct DAG to compile.
+struct KernelJob {
+    te::ComputeDAG dag;
+    KernelReport report;
+    lower::LoweredFunc func;
+};
+
+/// The workload key an older TVM (before v0.8) gave the same DAG: it named every input
+/// "placeholder", topi's conv2d_nhwc stages PaddedInput / Conv2dOutput, and the pooling stages
+/// "tensor" (tests/engine/tst_task_extraction.cpp shows this reproduces every key of a 2021
+/// resnet-18 log). Only the names differ, so such a log's steps replay on our DAG unchanged.
+std::string legacyWorkloadKey(const te::ComputeDAG& dag) {
+    std::string text = dag.print(true);
+    auto replaceWord = [&](const std::string& from, const std::string& to) {
+        auto isWord = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+        for (size_t pos = 0; (pos = text.find(from, pos)) != std::string::npos;) {
+            const bool start = pos == 0 || !isWord(text[pos - 1]);
+            const bool end = pos + from.size() >= text.size() || !isWord(text[pos + from.size()]);
+            if (start && end) {
+                text.replace(pos, from.size(), to);
+                pos += to.size();
+            } else {
+                pos += from.size();
+            }
+        }
+    };
+    for (const auto& t : dag.inputs()) replaceWord(t.name(), "placeholder");
+    if (text.find("conv2d_nhwc") != std::string::npos) replaceWord("pad_temp", "PaddedInput");
+    replaceWord("conv2d_nhwc", "Conv2dOutput");
+    for (const char* pool : {"pool_max", "adaptive_pool_sum", "adaptive_pool_avg"}) replaceWord(pool, "tensor");
+    std::vector<std::vector<int64_t>> shapes;
+    for (const auto& t : dag.tensors()) shapes.push_back(t.shape());
+    return te::makeWorkloadKey(md5Hex(text), shapes);
+}
+
+/// Chooses the schedule of one DAG and lowers it (never throws for a bad record or a default
+/// schedule that does not lower: it falls back and says so in the report).
+void lowerJob(KernelJob& job, const record::HistoryBest* history, const std::string& target,
+              const BuildOptions& options) {
+    KernelReport& r = job.report;
+    if (history) {
+        const record::MeasureRecord* rec = history->query(target, r.workloadKey);
+        if (!rec) {
+            rec = history->query(target, legacyWorkloadKey(job.dag));
+            if (rec) r.note = "record found under the pre-v0.8 TVM key";
+        }
+        if (rec) {
+            try {
+                State s = replaySteps(job.dag, stepsFromJson(rec->steps));
+                s = inferBound(s);
+                job.func = lower::lowerState(job.dag, s, r.symbol);
+                r.source = ScheduleSource::Tuned;
+                r.recordMs = rec->meanCost() * 1e3;
+                r.steps = int(s.transformSteps().size());
+                return;
+            } catch (const std::exception& e) {
+                r.note += std::string(r.note.empty() ? "" : "; ") + "the record does not replay: " + e.what();
+            }
+        }
+    }
+    if (options.defaultSchedules) {
+        try {
+            State s = inferBound(defaultSchedule(job.dag, options.defaults));
+            job.func = lower::lowerState(job.dag, s, r.symbol);
+            r.source = ScheduleSource::Default;
+            r.steps = int(s.transformSteps().size());
+            return;
+        } catch (const std::exception& e) {
+            r.note += std::string(r.note.empty() ? "" : "; ") + "the default schedule does not lower: " + e.what();
+        }
+    }
+    job.func = lower::lowerComputeDag(job.dag, r.symbol);
+    r.source = ScheduleSource::Unscheduled;
+    r.steps = 0;
+}
+
+/// Runs argv (no shell), returns the exit status and the combined output.
+int runProgram(const std::vector<std::string>& argv, std::string* output) {
+    int pipefd[2];
+    TB_CHECK(pipe(pipefd) == 0) << "pipe failed";
+    const pid_t pid = fork();
+    TB_CHECK(pid >= 0) << "fork failed";
+    if (pid == 0) {
+        dup2(pipefd[1], 1);
+        dup2(pipefd[1], 2);
+        close(pipefd[0]);
+        close(pipefd[1]);
+        std::vector<char*> args;
+        for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+        args.push_back(nullptr);
+        execvp(args[0], args.data());
+        _exit(127);
+    }
+    close(pipefd[1]);
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(pipefd[0], buf, sizeof buf)) > 0) output->append(buf, size_t(n));
+    close(pipefd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+}  // namespace
+
+const char* scheduleSourceName(ScheduleSource s) {
+    switch (s) {
+        case ScheduleSource::Tuned: return "tuned";
+        case ScheduleSource::Default: return "default";
+        case ScheduleSource::Unscheduled: return "unscheduled";
+    }
+    return "?";
+}
+
+std::string hostTargetString() { return "llvm -keys=cpu -mcpu=" + codegen::Target::host().mcpu; }
+
+double relativeMaxError(const float* got, const float* want, size_t n) {
+    double maxErr = 0, maxRef = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const double e = std::fabs(double(got[i]) - double(want[i]));
+        maxErr = std::isnan(e) ? std::numeric_limits<double>::infinity() : std::max(maxErr, e);
+        maxRef = std::max(maxRef, std::fabs(double(want[i])));
+    }
+    if (maxRef == 0) return maxErr == 0 ? 0 : std::numeric_limits<double>::infinity();
+    return maxErr / maxRef;
+}
+
+std::string BuildReport::text() const {
+    std::ostringstream os;
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "Compiled for %s: %d graph nodes, %d kernel calls, %zu distinct kernels\n"
+                  "  schedules: %d calls tuned, %d default, %d unscheduled (log: %d records, %d bad lines)\n"
+                  "  memory: %.2f MB intermediates (%.2f MB without reuse), %.2f MB constants\n"
+                  "  time: passes %.2f s, lowering %.2f s, LLVM %.2f s, loading %.2f s\n",
+                  target.c_str(), graphNodes, groups, kernels.size(), tunedCalls, defaultCalls, unscheduledCalls,
+                  logRecords, logBadLines, plannedBytes / 1e6, naiveBytes / 1e6, paramBytes / 1e6, passSeconds,
+                  lowerSeconds, compileSeconds, loadSeconds);
+    os << line;
+    os << "  kernel                                                   calls  schedule     record(ms)    MFLOP  LLVM(s)\n";
+    for (const auto& k : kernels) {
+        std::string name = k.funcName.size() > 56 ? k.funcName.substr(0, 53) + "..." : k.funcName;
+        char rec[32] = "-";
+        if (k.recordMs >= 0) std::snprintf(rec, sizeof rec, "%.4f", k.recordMs);
+        std::snprintf(line, sizeof line, "  %-56s %5d  %-11s %11s %8.2f %8.2f%s\n", name.c_str(), k.calls,
+                      scheduleSourceName(k.source), rec, k.flop / 1e6, k.compileSeconds,
+                      k.hasReduce && k.source != ScheduleSource::Tuned ? "  (task not tuned)" : "");
+        os << line;
+        if (!k.note.empty()) os << "      note: " << k.note.substr(0, 300) << "\n";
+    }
+    return os.str();
+}
+
+CompiledModule::CompiledModule() = default;
+CompiledModule::~CompiledModule() {
+    m_runtime.reset();  // before the kernels it calls are unloaded
+    m_loaded.clear();
+}
+CompiledModule::CompiledModule(CompiledModule&&) noexcept = default;
+CompiledModule& CompiledModule::operator=(CompiledModule&&) noexcept = default;
+
+std::vector<te::Buffer> CompiledModule::run(const std::vector<te::Buffer>& inputs) {
+    GraphRuntime& rt = *m_runtime;
+    TB_USER_CHECK(inputs.size() == rt.numInputs())
+        << "the network has " << rt.numInputs() << " inputs, got " << inputs.size();
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const ExecNode& n = rt.graph().nodes[size_t(rt.graph().inputs[i])];
+        TB_USER_CHECK(inputs[i].shape == n.shape) << "input '" << n.name << "' has the wrong shape";
+        rt.setInput(i, inputs[i].data.data(), inputs[i].data.size());
+    }
+    rt.run();
+    std::vector<te::Buffer> out;
+    for (size_t i = 0; i < rt.numOutputs(); ++i) out.push_back(te::Buffer{rt.outputShape(i), rt.output(i)});
+    return out;
+}
+
+BenchmarkResult CompiledModule::benchmark(int repeat, int number, double minRepeatMs) {
+    measure::TimerOptions o;
+    o.repeat = std::max(1, repeat);
+    o.number = std::max(1, number);
+    o.minRepeatMs = minRepeatMs;
+    return BenchmarkResult::fromResults(measure::timeEvaluate([this] { m_runtime->run(); }, o));
+}
+
+void CompiledModule::exportLibrary(const std::string& dir) const {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    TB_USER_CHECK(!ec) << "cannot create directory '" << dir << "': " << ec.message();
+    const fs::path objDir = fs::path(dir) / "objects";
+    fs::create_directories(objDir, ec);
+    TB_USER_CHECK(!ec) << "cannot create directory '" << objDir.string() << "': " << ec.message();
+    std::vector<std::string> objects;
+    for (const auto& k : m_kernels) {
+        const fs::path p = objDir / (k->name + ".o");
+        std::ofstream f(p, std::ios::binary);
+        f.write(reinterpret_cast<const char*>(k->object.data()), std::streamsize(k->object.size()));
+        TB_USER_CHECK(f.good()) << "cannot write '" << p.string() << "'";
+        objects.push_back(p.string());
+    }
+    const std::string lib = (fs::path(dir) / "deploy_lib.so").string();
+    // ld.lld first (no driver needed), then compiler drivers. Unresolved symbols (the kernel
+    // runtime tb_rt_*, libm) are bound by the process that loads the library.
+    const std::vector<std::vector<std::string>> linkers = {
+        {"ld.lld", "-shared", "-o", lib}, {"ld.lld-16", "-shared", "-o", lib},
+        {"clang", "-shared", "-o", lib},  {"cc", "-shared", "-o", lib}};
+    std::string log;
+    bool linked = false;
+    for (auto argv : linkers) {
+        argv.insert(argv.end(), objects.begin(), objects.end());
+        if (argv[0] != "ld.lld" && argv[0] != "ld.lld-16") argv.push_back("-lm");
+        std::string out;
+        const int rc = runProgram(argv, &out);
+        if (rc == 0) {
+            linked = true;
+            break;
+        }
+        log += argv[0] + " exited with " + std::to_string(rc) + (out.empty() ? "" : ": " + out.substr(0, 2000)) + "\n";
+    }
+    TB_USER_CHECK(linked) << "cannot link '" << lib << "':\n" << log;
+    fs::remove_all(objDir, ec);
+    {
+        std::ofstream f(fs::path(dir) / "deploy_graph.json");
+        f << graphToJson(m_runtime->graph()) << "\n";
+        TB_USER_CHECK(f.good()) << "cannot write the graph JSON in '" << dir << "'";
+    }
+    {
+        std::ofstream f(fs::path(dir) / "deploy_param.params", std::ios::binary);
+        const std::string bytes = saveParams(m_params);
+        f.write(bytes.data(), std::streamsize(bytes.size()));
+        TB_USER_CHECK(f.good()) << "cannot write the params in '" << dir << "'";
+    }
+}
+
+CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
+    CompiledModule mod;
+    BuildReport& rep = mod.m_report;
+    rep.target = options.target.empty() ? hostTargetString() : options.target;
+    const codegen::Target target = codegen::Target::parse(rep.target);
+    TB_USER_CHECK(target.runsOnHost()) << "target '" << rep.target << "' does not run on this machine";
+    BuildOptions opts = options;
+    opts.defaults.vectorLanes = std::max(4, target.vectorBits() / 32);
+
+    // 1. The graph as task extraction sees it, partitioned into primitive functions.
+    auto t0 = std::chrono::steady_clock::now();
+    const graph::Graph opt = graph::optimizeForTasks(g, graph::alterOptionsForTarget(rep.target));
+    const std::vector<graph::FusedGroup> groups = graph::fuseOps(opt);
+    rep.graphNodes = int(opt.size());
+    rep.passSeconds = secondsSince(t0);
+
+    std::unique_ptr<record::HistoryBest> history;
+    if (!options.logPath.empty()) {
+        auto log = record::readMeasureRecords(options.logPath);
+        rep.logRecords = int(log.records.size());
+        rep.logBadLines = int(log.badLines.size());
+        history = std::make_unique<record::HistoryBest>(log.records, options.includeCompatible);
+    }
+
+    // 2. One te DAG per group; identical DAGs share a kernel.
+    t0 = std::chrono::steady_clock::now();
+    ExecGraph eg;
+    std::unordered_map<graph::NodeId, int> nodeOf;  // optimized-graph node -> exec node
+    for (graph::NodeId id : opt.inputs()) {
+        ExecNode n;
+        n.kind = ExecNode::Kind::Input;
+        n.name = opt.node(id).name;
+        n.shape = opt.node(id).type.shape;
+        nodeOf[id] = int(eg.nodes.size());
+        eg.inputs.push_back(int(eg.nodes.size()));
+        eg.nodes.push_back(std::move(n));
+    }
+    auto paramNode = [&](graph::NodeId id) {
+        auto it = nodeOf.find(id);
+        if (it != nodeOf.end()) return it->second;
+        const graph::Node& c = opt.node(id);
+        TB_CHECK(c.kind == graph::NodeKind::Constant && c.value) << "node %" << id << " is not a constant";
+        ExecNode n;
+        n.kind = ExecNode::Kind::Param;
+        n.name = "p" + std::to_string(mod.m_params.size());
+        n.shape = c.type.shape;
+        NamedArray a;
+        a.shape = c.type.shape;
+        if (!c.value->f.empty()) {
+            a.data = c.value->f;
+        } else {
+            for (int64_t v : c.value->i) a.data.push_back(float(v));
+        }
+        TB_CHECK(int64_t(a.data.size()) == n.numElements()) << "constant %" << id << " has the wrong size";
+        rep.paramBytes += int64_t(a.data.size() * 4);
+        mod.m_params[n.name] = std::move(a);
+        nodeOf[id] = int(eg.nodes.size());
+        eg.nodes.push_back(std::move(n));
+        return int(eg.nodes.size()) - 1;
+    };
+
+    std::vector<KernelJob> jobs;
+    std::unordered_map<std::string, int> jobOf;  // md5 of the full DAG print -> job
+    struct Call {
+        int job;
+        int node;  // its Op exec node
+    };
+    std::vector<Call> calls;
+    for (const graph::FusedGroup& fg : groups) {
+        bool hasOp = false;
+        for (graph::NodeId id : fg.nodes) hasOp |= opt.node(id).kind == graph::NodeKind::Op;
+        if (!hasOp) continue;
+        graph::LoweredGroup lg = graph::lowerGroup(opt, fg);
+        const auto outs = lg.dag.outputs();
+        TB_CHECK(outs.size() == 1 && outs[0].shape() == opt.node(fg.root).type.shape)
+            << "group " << fg.name << " does not compute its root's shape";
+        std::vector<int> args;  // exec nodes in kernel argument order (output excluded)
+        for (const te::Tensor& t : lg.dag.inputs()) {
+            const std::string& pn = t.name();
+            TB_CHECK(pn.size() > 1 && pn[0] == 'p') << "unexpected placeholder " << pn << " in " << fg.name;
+            const size_t index = size_t(std::stoul(pn.substr(1)));
+            TB_CHECK(index < fg.params.size()) << "placeholder " << pn << " of " << fg.name;
+            const graph::NodeId pid = fg.params[index];
+            auto it = nodeOf.find(pid);
+            args.push_back(it != nodeOf.end() ? it->second : paramNode(pid));
+        }
+        const std::string print = lg.dag.print(false);
+        const std::string hash = md5Hex(print + lg.dag.workloadKey());
+        auto [it, fresh] = jobOf.emplace(hash, int(jobs.size()));
+        if (fresh) {
+            KernelJob job;
+            job.report.funcName = fg.name;
+            job.report.symbol = "tb_" + symbolPart(fg.name, 48) + "_" + hash.substr(0, 8);
+            job.report.workloadKey = lg.dag.workloadKey();
+            job.report.flop = std::max(0.0, lg.dag.flopCount());
+            job.report.hasReduce = lg.hasReduce;
+            job.dag = std::move(lg.dag);
+            jobs.push_back(std::move(job));
+        }
+        KernelJob& job = jobs[size_t(it->second)];
+        job.report.calls += 1;
+        ExecNode n;
+        n.kind = ExecNode::Kind::Op;
+        n.name = job.report.funcName;
+        n.func = job.report.symbol;
+        n.inputs = std::move(args);
+        n.shape = opt.node(fg.root).type.shape;
+        n.flop = job.report.flop;
+        nodeOf[fg.root] = int(eg.nodes.size());
+        calls.push_back({it->second, int(eg.nodes.size())});
+        eg.nodes.push_back(std::move(n));
+    }
+
+    // 3. Schedules (parallel: lowering a tuned state is the expensive part).
+    ThreadPool::global().parallelFor(int64_t(jobs.size()), [&](int64_t i) {
+        lowerJob(jobs[size_t(i)], history.get(), rep.target, opts);
+    });
+    rep.lowerSeconds = secondsSince(t0);
+
+    // 4. Machine code, through the kernel cache, then loaded in process.
+    t0 = std::chrono::steady_clock::now();
+    mod.m_kernels.resize(jobs.size());
+    codegen::CompileOptions co{false, false};
+    ThreadPool::global().parallelFor(int64_t(jobs.size()), [&](int64_t i) {
+        auto k = codegen::compileCached(jobs[size_t(i)].func, target, co);
+        mod.m_kernels[size_t(i)] = k;
+        jobs[size_t(i)].report.compileSeconds = k->compileSeconds;
+    });
+    rep.compileSeconds = secondsSince(t0);
+    t0 = std::chrono::steady_clock::now();
+    for (const auto& k : mod.m_kernels) mod.m_loaded.push_back(codegen::LoadedKernel::load(k->object, k->name));
+    rep.loadSeconds = secondsSince(t0);
+
+    // 5. Functions of the Op nodes, graph outputs, memory plan.
+    for (const Call& c : calls) {
+        switch (jobs[size_t(c.job)].report.source) {
+            case ScheduleSource::Tuned: ++rep.tunedCalls; break;
+            case ScheduleSource::Default: ++rep.defaultCalls; break;
+            case ScheduleSource::Unscheduled: ++rep.unscheduledCalls; break;
+        }
+    }
+    for (graph::NodeId o : opt.outputs()) {
+        auto it = nodeOf.find(o);
+        eg.outputs.push_back(it != nodeOf.end() ? it->second : paramNode(o));
+    }
+    std::vector<KernelFn> funcs(eg.nodes.size(), nullptr);
+    for (const Call& c : calls) funcs[size_t(c.node)] = mod.m_loaded[size_t(c.job)]->function();
+    rep.groups = int(calls.size());
+
+    std::vector<PlanTensor> pt(eg.nodes.size());
+    int step = 0;
+    for (size_t i = 0; i < eg.nodes.size(); ++i) {
+        const ExecNode& n = eg.nodes[i];
+        pt[i].bytes = std::max<int64_t>(4, n.numElements() * 4);
+        pt[i].pinned = n.kind != ExecNode::Kind::Op;
+        if (n.kind == ExecNode::Kind::Op) {
+            pt[i].defStep = step;
+            for (int in : n.inputs) pt[size_t(in)].lastUse = std::max(pt[size_t(in)].lastUse, step);
+            ++step;
+        }
+    }
+    for (int o : eg.outputs) pt[size_t(o)].pinned = true;
+    const MemoryPlan plan = planMemory(pt);
+    for (size_t i = 0; i < eg.nodes.size(); ++i) eg.nodes[i].storage = plan.storageOf[i];
+    eg.storageBytes = plan.storageBytes;
+    rep.plannedBytes = plan.plannedBytes;
+    rep.naiveBytes = plan.naiveBytes;
+
+    for (auto& job : jobs) rep.kernels.push_back(job.report);
+    mod.m_runtime = std::make_unique<GraphRuntime>(std::move(eg), std::move(funcs));
+    for (const auto& n : mod.m_runtime->graph().nodes) {
+        if (n.kind != ExecNode::Kind::Param) continue;
+        const NamedArray& a = mod.m_params.at(n.name);
+        const int id = int(&n - mod.m_runtime->graph().nodes.data());
+        mod.m_runtime->setParam(id, a.data.data(), a.data.size());
+    }
+    return mod;
+}
+
+}  // namespace tb::runtime

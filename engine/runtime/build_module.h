@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file build_module.h
+/// \brief Compiling a whole network with its tuned schedules: TVM's `relay.build` under
+/// `auto_scheduler.ApplyHistoryBest(log)` (REFERENCE-TVM §5.1), and the compiled module it returns
+/// (graph executor, benchmark, export).
+///
+/// This is the end of the tuning pipeline (DESIGN.md §1): the log says how fast every task *can*
+/// run; this file makes the network actually run that fast. The steps, in order:
+///   1. The graph goes through the same passes as task extraction (graph::optimizeForTasks with the
+///      target's layout options) and is partitioned by graph::fuseOps, so every fused group's te
+///      DAG, and so its workload key, is exactly the task the tuner saw.
+///   2. Every group (reductions and injective glue alike) is lowered to a DAG (graph::lowerGroup).
+///      Groups with identical DAGs share one kernel.
+///   3. Each distinct DAG looks up the best valid record of its workload key for the target
+///      (record::HistoryBest, TVM ApplyHistoryBest); its steps are replayed (replaySteps), bounds
+///      inferred and the state lowered (lower::lowerState). A group without a record, or whose
+///      record fails to replay, gets the default schedule (default_schedule.h), and if even that
+///      fails, the unscheduled lowering (lower::lowerComputeDag). The report says which.
+///   4. Kernels are compiled in parallel by codegen (through its kernel cache) and loaded in
+///      process.
+///   5. Tensors are placed by the static memory plan (memory_plan.h), constants are copied into
+///      their storages once, and a GraphRuntime (graph_runtime.h) runs the kernels in order.
+///
+/// Threads: kernels run their parallel loops on ThreadPool::global() (TB_NUM_THREADS); build()
+/// also compiles on it.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/graph/graph.h"
+#include "engine/runtime/benchmark.h"
+#include "engine/runtime/default_schedule.h"
+#include "engine/runtime/graph_json.h"
+#include "engine/runtime/graph_runtime.h"
+#include "engine/te/interpreter.h"
+
+namespace tb::codegen {
+struct CompiledKernel;
+class LoadedKernel;
+}  // namespace tb::codegen
+
+namespace tb::runtime {
+
+struct BuildOptions {
+    /// TVM target string. Empty: this machine, `llvm -keys=cpu -mcpu=<host cpu>` (what
+    /// `tunebench-cli tune` tunes for). Must run on this machine.
+    std::string target;
+    /// auto_scheduler log (TVM v0.2-v0.6 lines); empty: no records, every group gets a default.
+    std::string logPath;
+    /// ApplyHistoryBest include_compatible: use a record of the same DAG hash whose shapes divide
+    /// ours when no exact record exists.
+    bool includeCompatible = false;
+    /// Groups without a record: true = default_schedule.h, false = the unscheduled lowering.
+    bool defaultSchedules = true;
+    DefaultScheduleOptions defaults;  ///< vectorLanes is overridden by the target's vector width
+};
+
+/// Where a kernel's schedule came from.
+enum class ScheduleSource { Tuned, Default, Unscheduled };
+/// "tuned", "default", "unscheduled".
+const char* scheduleSourceName(ScheduleSource s);
+
+/// One distinct kernel of the compiled network.
+struct KernelReport {
+    std::string symbol;          ///< exported entry symbol
+    std::string funcName;        ///< TVM's fused function name, e.g. "fused_nn_conv2d_add_nn_relu"
+    std::string workloadKey;     ///< TVM workload key of the group's DAG
+    ScheduleSource source = ScheduleSource::Default;
+    std::string note;            ///< why not tuned, when a record existed but failed (empty otherwise)
+    double recordMs = -1;        ///< mean cost of the record used (ms), -1 if none
+    double flop = 0;             ///< FLOPs of one call (TVM FlopEstimator), 0 if unknown
+    bool hasReduce = false;      ///< the DAG has a reduction (it is a tuning task)
+    int calls = 0;               ///< graph nodes that call it
+    int steps = 0;               ///< transform steps of the schedule (0 for unscheduled)
+    double compileSeconds = 0;   ///< LLVM time (0 on a kernel-cache hit)
+};
+
+struct BuildReport {
+    std::string target;          ///< the target string used
+    int graphNodes = 0;          ///< nodes of the optimized graph
+    int groups = 0;              ///< fused groups = kernel calls per run
+    int tunedCalls = 0, defaultCalls = 0, unscheduledCalls = 0;  ///< groups by schedule source
+    int logRecords = 0;          ///< records read from the log (valid or not)
+    int logBadLines = 0;         ///< unparsable lines of the log
+    int64_t plannedBytes = 0;    ///< intermediate storage after memory planning (bytes)
+    int64_t naiveBytes = 0;      ///< intermediate storage with one buffer per tensor (bytes)
+    int64_t paramBytes = 0;      ///< constants (bytes)
+    double passSeconds = 0, lowerSeconds = 0, compileSeconds = 0, loadSeconds = 0;  ///< wall time
+    std::vector<KernelReport> kernels;  ///< distinct kernels, in order of first call
+
+    /// A readable multi-line summary: counts, memory, and one line per kernel (source, calls,
+    /// record cost), untuned reduction kernels flagged.
+    std::string text() const;
+};
+
+/// A compiled network, loaded and ready to run (TVM's GraphModule).
+class CompiledModule {
+public:
+    ~CompiledModule();
+    CompiledModule(CompiledModule&&) noexcept;
+    CompiledModule& operator=(CompiledModule&&) noexcept;
+
+    const BuildReport& report() const { return m_report; }
+    GraphRuntime& runtime() { return *m_runtime; }
+    const ExecGraph& graph() const { return m_runtime->graph(); }
+
+    /// Sets the inputs (in the network's input order; each buffer's shape must equal the input's),
+    /// runs once and returns the outputs. Throws UserError on a wrong count or shape.
+    std::vector<te::Buffer> run(const std::vector<te::Buffer>& inputs);
+
+    /// TVM `module.benchmark(dev, repeat=, number=, min_repeat_ms=)`: the time evaluator of
+    /// measure/timer.h around one run() (inputs as last set). Times in seconds.
+    BenchmarkResult benchmark(int repeat = 5, int number = 5, double minRepeatMs = 0);
+
+    /// The compiled kernels (same order as report().kernels): objects, lowered IR text.
+    const std::vector<std::shared_ptr<const codegen::CompiledKernel>>& kernels() const { return m_kernels; }
+
+    /// Writes `dir/deploy_lib.so` (every kernel's object linked with ld.lld, or clang/cc -shared),
+    /// `dir/deploy_graph.json` (graph_json.h) and `dir/deploy_param.params`. Creates `dir`.
+    /// Throws UserError when the directory cannot be written or no linker works (the message
+    /// carries the linker's output).
+    void exportLibrary(const std::string& dir) const;
+
+private:
+    friend CompiledModule build(const graph::Graph& g, const BuildOptions& options);
+    CompiledModule();
+    BuildReport m_report;
+    std::vector<std::shared_ptr<const codegen::CompiledKernel>> m_kernels;  // distinct kernels
+    std::vector<std::unique_ptr<codegen::LoadedKernel>> m_loaded;
+    std::map<std::string, NamedArray> m_params;
+    std::unique_ptr<GraphRuntime> m_runtime;
+};
+
+/// Compiles `g` (see the file comment). Throws UserError for a target that does not run here, an
+/// unreadable log, or an operator without a te lowering (naming it); InternalError on a bug.
+CompiledModule build(const graph::Graph& g, const BuildOptions& options = {});
+
+/// The host target string build() uses by default: `llvm -keys=cpu -mcpu=<host cpu>`.
+std::string hostTargetString();
+
+/// max |got - want| / max |want| over n values (0 when both are all zero, +inf when only want is).
+double relativeMaxError(const float* got, const float* want, size_t n);
+
+}  // namespace tb::runtime

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+// tunebench-runner: runs a network exported by `tunebench-cli compile --export DIR` in a process
+// that has no compiler: dlopen(DIR/deploy_lib.so), the graph from DIR/deploy_graph.json, the
+// constants from DIR/deploy_param.params, inputs and outputs as ONNX TensorProto (.pb) files.
+//
+//   tunebench-runner DIR --input X.pb [--input Y.pb ...] [--output OUT.pb ...] [--repeat N --number M]
+//
+// Inputs are matched to the graph inputs by tensor name when the names match, else by position.
+// The kernels' runtime symbols (tb_rt_parallel_for/alloc/free) are defined here and exported from
+// this executable, as libtvm_runtime provides TVMBackendParallelLaunch to TVM's exported libraries.
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/graph/tensor_io.h"
+#include "engine/runtime/benchmark.h"
+#include "engine/runtime/graph_json.h"
+#include "engine/runtime/graph_runtime.h"
+#include "engine/support/error.h"
+#include "engine/support/thread_pool.h"
+
+extern "C" {
+using TbParallelBody = void (*)(int64_t begin, int64_t end, void* closure);
+int32_t tb_rt_parallel_for(int64_t extent, TbParallelBody body, void* closure) {
+    tb::ThreadPool::global().parallelForRange(extent, [&](int64_t b, int64_t e) { body(b, e, closure); });
+    return 0;
+}
+void* tb_rt_alloc(int64_t bytes) {
+    const size_t n = (static_cast<size_t>(bytes) + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, n ? n : 64);
+    if (!p) std::abort();
+    return p;
+}
+void tb_rt_free(void* p) { std::free(p); }
+}
+
+namespace {
+
+std::string readFile(const std::string& path, bool binary) {
+    std::ifstream f(path, binary ? std::ios::binary : std::ios::in);
+    TB_USER_CHECK(f.good()) << "cannot read '" << path << "'";
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+int usage() {
+    std::fprintf(stderr,
+                 "Usage: tunebench-runner DIR --input X.pb [--input ...] [--output OUT.pb ...] [--repeat N] "
+                 "[--number M]\n");
+    return 2;
+}
+
+int run(int argc, char** argv) {
+    if (argc < 2) return usage();
+    const std::string dir = argv[1];
+    std::vector<std::string> inputs, outputs;
+    int repeat = 0, number = 1;
+    for (int i = 2; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            TB_USER_CHECK(i + 1 < argc) << a << " needs a value";
+            return argv[++i];
+        };
+        if (a == "--input") inputs.push_back(value());
+        else if (a == "--output") outputs.push_back(value());
+        else if (a == "--repeat") repeat = std::atoi(value().c_str());
+        else if (a == "--number") number = std::max(1, std::atoi(value().c_str()));
+        else return usage();
+    }
+    const auto params = tb::runtime::loadParams(readFile(dir + "/deploy_param.params", true), dir + "/deploy_param.params");
+    std::vector<std::string> paramNames;
+    for (const auto& [name, _] : params) paramNames.push_back(name);
+    tb::runtime::ExecGraph g =
+        tb::runtime::graphFromJson(readFile(dir + "/deploy_graph.json", false), paramNames, dir + "/deploy_graph.json");
+
+    const std::string libPath = dir + "/deploy_lib.so";
+    void* lib = dlopen(libPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+    TB_USER_CHECK(lib) << "cannot load '" << libPath << "': " << dlerror();
+    std::vector<tb::runtime::KernelFn> funcs(g.nodes.size(), nullptr);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+        if (g.nodes[i].kind != tb::runtime::ExecNode::Kind::Op) continue;
+        void* sym = dlsym(lib, g.nodes[i].func.c_str());
+        TB_USER_CHECK(sym) << libPath << " has no kernel '" << g.nodes[i].func << "'";
+        funcs[i] = reinterpret_cast<tb::runtime::KernelFn>(sym);
+    }
+    tb::runtime::GraphRuntime rt(g, funcs);
+    for (size_t i = 0; i < rt.graph().nodes.size(); ++i) {
+        const auto& n = rt.graph().nodes[i];
+        if (n.kind != tb::runtime::ExecNode::Kind::Param) continue;
+        const auto& a = params.at(n.name);
+        rt.setParam(int(i), a.data.data(), a.data.size());
+    }
+    TB_USER_CHECK(inputs.size() == rt.numInputs())
+        << "the network has " << rt.numInputs() << " inputs, " << inputs.size() << " given";
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        tb::graph::NamedTensor t = tb::graph::readTensorFile(inputs[i]);
+        const int byName = rt.inputIndex(t.name);
+        const size_t index = byName >= 0 ? size_t(byName) : i;
+        TB_USER_CHECK(t.data.type.shape == rt.inputShape(index))
+            << inputs[i] << ": shape does not match input '" << rt.graph().nodes[size_t(rt.graph().inputs[index])].name
+            << "'";
+        rt.setInput(index, t.data.f.data(), t.data.f.size());
+    }
+    rt.run();
+    for (size_t i = 0; i < rt.numOutputs(); ++i) {
+        const auto& shape = rt.outputShape(i);
+        std::string s;
+        for (size_t d = 0; d < shape.size(); ++d) s += (d ? "x" : "") + std::to_string(shape[d]);
+        std::printf("output %zu: %s\n", i, s.c_str());
+        if (i < outputs.size()) tb::graph::writeTensorFile(outputs[i], "output_" + std::to_string(i), shape, rt.output(i));
+    }
+    if (repeat > 0) {
+        std::vector<double> results;
+        for (int r = 0; r < repeat; ++r) {
+            const auto t0 = std::chrono::steady_clock::now();
+            for (int k = 0; k < number; ++k) rt.run();
+            results.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / number);
+        }
+        std::printf("%s\n", tb::runtime::BenchmarkResult::fromResults(results).summary().c_str());
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const tb::UserError& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "internal error: %s\n", e.what());
+        return 1;
+    }
+}

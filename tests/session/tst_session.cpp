@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: Apache-2.0
+// The session bridge driving the real engine (task extraction, sketch search with the random cost
+// model, LLVM builds, the sandboxed runner, the record log) on the zoo's mlp: the batched signals
+// arrive in the GUI thread, stop and pause act between rounds, every measurement is in the log,
+// DAG snapshots carry the lowered loop nest, and failures come back as tuningFailed.
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QThread>
+#include <QtTest>
+
+#include "app/session/tuningsession.h"
+
+using namespace tb;
+using session::TuningSession;
+
+namespace {
+
+constexpr int kRunTimeoutMs = 300000;  // generous: the machine is shared with other builds
+
+session::TuningJob smallJob(const QString& logPath, int trials, int perRound = 8) {
+    session::TuningJob j;
+    j.network = QStringLiteral("mlp");
+    j.layout = QStringLiteral("NHWC");
+    j.batch = 1;
+    j.trials = trials;
+    j.perRound = perRound;
+    j.costModel = QStringLiteral("random");
+    j.minRepeatMs = 1;
+    j.logPath = logPath;
+    return j;
+}
+
+int countRows(const QSignalSpy& spy) {
+    int n = 0;
+    for (const auto& args : spy) n += int(args.at(0).value<QList<session::MeasureRow>>().size());
+    return n;
+}
+
+// The records of a log, one JSON object per line (TVM v0.6: keys "i", "r", "v").
+QList<QJsonObject> readRecords(const QString& path) {
+    QList<QJsonObject> out;
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return out;
+    while (!f.atEnd()) {
+        const QByteArray line = f.readLine().trimmed();
+        if (line.isEmpty()) continue;
+        out.append(QJsonDocument::fromJson(line).object());
+    }
+    return out;
+}
+
+bool waitFor(QSignalSpy& spy, int count = 1, int timeoutMs = kRunTimeoutMs) {
+    QDeadlineTimer deadline(timeoutMs);
+    while (spy.size() < count && !deadline.hasExpired())
+        if (!spy.wait(int(std::max<qint64>(1, deadline.remainingTime())))) break;
+    return spy.size() >= count;
+}
+
+}  // namespace
+
+class TestSession : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void testStaticHelpers() {
+        const QStringList nets = TuningSession::networkNames();
+        QVERIFY(nets.contains(QStringLiteral("mobilenet")));
+        QVERIFY(nets.contains(QStringLiteral("mlp")));
+        QVERIFY(nets.contains(QStringLiteral("resnet-18")));
+    }
+
+    void testValidateTarget_data() {
+        QTest::addColumn<QString>("target");
+        QTest::addColumn<bool>("valid");
+        QTest::addColumn<QString>("mentions");
+        QTest::addRow("host llvm") << QStringLiteral("llvm") << true << QString();
+        QTest::addRow("znver4") << QStringLiteral("llvm -mcpu=znver4") << true << QString();
+        QTest::addRow("aarch64 neon") << QStringLiteral("llvm -mtriple=aarch64-linux-gnu -mattr=+neon") << true << QString();
+        QTest::addRow("empty") << QString() << false << QString();
+        QTest::addRow("cuda kind") << QStringLiteral("cuda") << false << QStringLiteral("cuda");
+        QTest::addRow("unknown cpu") << QStringLiteral("llvm -mcpu=notacpu") << false << QStringLiteral("notacpu");
+        QTest::addRow("no dash") << QStringLiteral("llvm mcpu=znver4") << false << QStringLiteral("mcpu");
+    }
+    void testValidateTarget() {
+        QFETCH(QString, target);
+        QFETCH(bool, valid);
+        QFETCH(QString, mentions);
+        const QString err = TuningSession::validateTarget(target);
+        QCOMPARE(err.isEmpty(), valid);
+        if (!mentions.isEmpty()) QVERIFY2(err.contains(mentions), qPrintable(err));
+    }
+
+    void testRunToCompletion() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString log = dir.filePath(QStringLiteral("mlp.json"));
+        TuningSession s;
+        QSignalSpy added(&s, &TuningSession::tasksAdded);
+        QSignalSpy updated(&s, &TuningSession::tasksUpdated);
+        QSignalSpy measured(&s, &TuningSession::measurementsAvailable);
+        QSignalSpy latency(&s, &TuningSession::latencyPointAdded);
+        QSignalSpy progress(&s, &TuningSession::progressChanged);
+        QSignalSpy finished(&s, &TuningSession::tuningFinished);
+        QSignalSpy failed(&s, &TuningSession::tuningFailed);
+        QSignalSpy states(&s, &TuningSession::stateChanged);
+        // Every signal is delivered in the thread that owns the session (the GUI thread).
+        bool allInOwnerThread = true;
+        connect(&s, &TuningSession::measurementsAvailable, this,
+                [&] { allInOwnerThread = allInOwnerThread && QThread::currentThread() == s.thread(); });
+
+        s.start(smallJob(log, 16));
+        QCOMPARE(s.state(), TuningSession::State::Running);
+        QVERIFY2(waitFor(finished), qPrintable(failed.isEmpty() ? QStringLiteral("timeout") : failed[0][0].toString()));
+        QCOMPARE(failed.size(), 0);
+        QCOMPARE(s.state(), TuningSession::State::Idle);
+        QVERIFY(allInOwnerThread);
+
+        // One tasksAdded with every task; updates always carry every row.
+        QCOMPARE(added.size(), 1);
+        const auto tasks = added[0][0].value<QList<session::TaskRow>>();
+        QVERIFY(tasks.size() >= 2);
+        for (int i = 0; i < tasks.size(); ++i) {
+            QCOMPARE(tasks[i].id, i);
+            QVERIFY(tasks[i].workloadKey.startsWith(QStringLiteral("[\"")));
+            QVERIFY(tasks[i].description.startsWith(QStringLiteral("vm_mod_fused_")));
+            QVERIFY(tasks[i].flop > 0);
+            QCOMPARE(tasks[i].state, QStringLiteral("pending"));
+        }
+        QVERIFY(updated.size() >= 2);
+        for (const auto& args : updated) QCOMPARE(args[0].value<QList<session::TaskRow>>().size(), tasks.size());
+        const auto last = updated.last()[0].value<QList<session::TaskRow>>();
+        for (const auto& t : last) {
+            QCOMPARE(t.state, QStringLiteral("tuned"));
+            QVERIFY(t.trials > 0);
+            QVERIFY2(t.bestMs > 0, qPrintable(t.description));
+            QVERIFY(t.gflops > 0);
+        }
+
+        // One measurement batch and one latency point per round; trials numbered 0..n-1.
+        QVERIFY(measured.size() >= 2);
+        QCOMPARE(latency.size(), measured.size());
+        QList<int> trialIds;
+        for (const auto& args : measured)
+            for (const auto& r : args[0].value<QList<session::MeasureRow>>()) {
+                trialIds.append(r.trial);
+                QVERIFY(r.taskId >= 0 && r.taskId < tasks.size());
+                if (r.errorNo == 0) QVERIFY(r.costMs > 0);
+            }
+        const int n = int(trialIds.size());
+        QVERIFY(n >= 8 && n <= 16);
+        for (int i = 0; i < n; ++i) QCOMPARE(trialIds[i], i);
+        const auto lastPoint = latency.last()[0].value<session::LatencyPoint>();
+        QCOMPARE(lastPoint.trials, n);
+        QVERIFY(lastPoint.estimatedMs > 0);
+        QVERIFY(!progress.isEmpty());
+        QCOMPARE(progress.last()[0].toInt(), 1000 * n / 16);
+
+        // Running -> Idle seen; the summary names the log.
+        QVERIFY(states.size() >= 2);
+        QVERIFY(finished[0][0].toString().contains(log));
+
+        // Every measurement is a TVM record in the log, in order.
+        const auto records = readRecords(log);
+        QCOMPARE(records.size(), n);
+        for (const auto& r : records) {
+            QVERIFY(r.contains(QStringLiteral("i")));
+            QVERIFY(r.contains(QStringLiteral("r")));
+            QCOMPARE(r.value(QStringLiteral("v")).toString(), QStringLiteral("v0.6"));
+        }
+
+        // The DAG of a task of the finished job, with its best schedule lowered and compiled.
+        QSignalSpy dag(&s, &TuningSession::dagAvailable);
+        s.requestDag(0);
+        QVERIFY(waitFor(dag, 1, 60000));
+        const auto d = dag[0][0].value<session::DagSnapshot>();
+        QCOMPARE(d.taskId, 0);
+        QCOMPARE(d.jobId, s.jobId());
+        QCOMPARE(d.workloadKey, tasks[0].workloadKey);
+        QVERIFY(d.stages.size() >= 3);
+        QCOMPARE(d.isPlaceholder.size(), d.stages.size());
+        QCOMPARE(d.stageDetails.size(), d.stages.size());
+        QVERIFY(d.isPlaceholder.first());
+        QVERIFY(!d.edges.isEmpty());
+        for (const auto& [src, dst] : d.edges) QVERIFY(src < dst);  // stage order is topological
+        for (int i = 0; i < d.stages.size(); ++i) QVERIFY2(d.stageDetails[i].startsWith(d.stages[i]), qPrintable(d.stageDetails[i]));
+        QVERIFY(d.dagText.contains(QStringLiteral("PLACEHOLDER")));
+        QVERIFY2(d.error.isEmpty(), qPrintable(d.error));
+        QVERIFY(d.bestMs > 0);
+        QVERIFY(!d.stateText.isEmpty());
+        QVERIFY(d.loopNest.contains(QStringLiteral("for")));
+        QVERIFY(d.llvmIr.contains(QStringLiteral("define")));
+        QVERIFY(!d.assembly.isEmpty());
+
+        // Unknown tasks give nothing; the session can run another job afterwards.
+        s.requestDag(999);
+        s.requestDag(1);  // queued behind the first: only the latest request is built
+        QVERIFY(waitFor(dag, 2, 60000));
+        QCOMPARE(dag.last()[0].value<session::DagSnapshot>().taskId, 1);
+    }
+
+    void testStopMidRun() {
+        QTemporaryDir dir;
+        const QString log = dir.filePath(QStringLiteral("stop.json"));
+        TuningSession s;
+        QSignalSpy measured(&s, &TuningSession::measurementsAvailable);
+        QSignalSpy finished(&s, &TuningSession::tuningFinished);
+        QSignalSpy failed(&s, &TuningSession::tuningFailed);
+        s.start(smallJob(log, 100000));
+        QVERIFY(waitFor(measured));
+        const int atStop = int(measured.size());
+        s.stop();
+        QCOMPARE(s.state(), TuningSession::State::Stopping);
+        QVERIFY(waitFor(finished));
+        QCOMPARE(failed.size(), 0);
+        QCOMPARE(s.state(), TuningSession::State::Idle);
+        QVERIFY(finished[0][0].toString().startsWith(QStringLiteral("Tuning stopped")));
+        // Stopped between rounds: after stop() at most the round then running completed (plus a
+        // report of the previous round that may have been on its way).
+        QVERIFY(measured.size() <= atStop + 2);
+        const int n = countRows(measured);
+        QVERIFY(n < 100000);
+        QCOMPARE(int(readRecords(log).size()), n);  // no record lost, none without a signal
+    }
+
+    void testPauseResumeThenShutdown() {
+        QTemporaryDir dir;
+        const QString log = dir.filePath(QStringLiteral("pause.json"));
+        TuningSession s;
+        QSignalSpy measured(&s, &TuningSession::measurementsAvailable);
+        QSignalSpy paused(&s, &TuningSession::paused);
+        QSignalSpy dag(&s, &TuningSession::dagAvailable);
+        s.start(smallJob(log, 100000, 4));
+        QVERIFY(waitFor(measured));
+        s.pause();
+        QCOMPARE(s.state(), TuningSession::State::Paused);
+        QVERIFY(waitFor(paused));
+        const int whilePaused = int(measured.size());
+        // Parked between rounds: the worker is idle, DAG requests are still answered meanwhile
+        // and no round runs.
+        s.requestDag(0);
+        QVERIFY(waitFor(dag, 1, 60000));
+        QCOMPARE(int(measured.size()), whilePaused);
+        s.resume();
+        QCOMPARE(s.state(), TuningSession::State::Running);
+        QVERIFY(waitFor(measured, whilePaused + 1));
+        // Shutdown joins the worker after its current round: the log holds exactly what was
+        // reported (queued reports of that last round are delivered afterwards).
+        s.shutdown();
+        QCOMPARE(s.state(), TuningSession::State::Idle);
+        QCoreApplication::processEvents();
+        QCOMPARE(int(readRecords(log).size()), countRows(measured));
+    }
+
+    void testResume() {
+        QTemporaryDir dir;
+        const QString log = dir.filePath(QStringLiteral("resume.json"));
+        TuningSession s;
+        QSignalSpy finished(&s, &TuningSession::tuningFinished);
+        QSignalSpy failed(&s, &TuningSession::tuningFailed);
+        s.start(smallJob(log, 16));
+        QVERIFY(waitFor(finished));
+        const int first = int(readRecords(log).size());
+        QVERIFY(first > 0);
+
+        QSignalSpy messages(&s, &TuningSession::logMessage);
+        QSignalSpy latency(&s, &TuningSession::latencyPointAdded);
+        QSignalSpy added(&s, &TuningSession::tasksAdded);
+        auto job = smallJob(log, 32);
+        job.resume = true;
+        s.start(job);
+        QVERIFY(waitFor(finished, 2));
+        QCOMPARE(failed.size(), 0);
+        bool sawResume = false;
+        for (const auto& m : messages)
+            if (m[0].toString().contains(QStringLiteral("Resumed from")) &&
+                m[0].toString().contains(QStringLiteral("%1 records").arg(first)))
+                sawResume = true;
+        QVERIFY(sawResume);
+        // Restored rows start with the old best latencies, and the curve continues from there.
+        const auto rows = added[0][0].value<QList<session::TaskRow>>();
+        for (const auto& r : rows) QVERIFY(r.bestMs > 0);
+        QCOMPARE(latency.first()[0].value<session::LatencyPoint>().trials, first);
+        QVERIFY(int(readRecords(log).size()) > first);
+    }
+
+    void testFailures_data() {
+        QTest::addColumn<QString>("network");
+        QTest::addColumn<QString>("onnx");
+        QTest::addColumn<QString>("target");
+        QTest::addColumn<QString>("mentions");
+        QTest::addRow("unknown network") << QStringLiteral("nonet") << QString() << QString() << QStringLiteral("nonet");
+        QTest::addRow("missing onnx file") << QString() << QStringLiteral("/nonexistent/model.onnx") << QString()
+                                           << QStringLiteral("/nonexistent/model.onnx");
+        QTest::addRow("bad target") << QStringLiteral("mlp") << QString() << QStringLiteral("llvm -mcpu=notacpu")
+                                    << QStringLiteral("notacpu");
+        QTest::addRow("cross target, local runner") << QStringLiteral("mlp") << QString()
+                                                    << QStringLiteral("llvm -mtriple=aarch64-linux-gnu -mattr=+neon")
+                                                    << QStringLiteral("RPC");
+    }
+    void testFailures() {
+        QFETCH(QString, network);
+        QFETCH(QString, onnx);
+        QFETCH(QString, target);
+        QFETCH(QString, mentions);
+        QTemporaryDir dir;
+        TuningSession s;
+        QSignalSpy failed(&s, &TuningSession::tuningFailed);
+        QSignalSpy finished(&s, &TuningSession::tuningFinished);
+        auto job = smallJob(dir.filePath(QStringLiteral("x.json")), 8);
+        job.network = network;
+        job.onnxPath = onnx;
+        job.target = target;
+        s.start(job);
+        QVERIFY(waitFor(failed, 1, 120000));
+        QCOMPARE(finished.size(), 0);
+        const QString msg = failed[0][0].toString();
+        QVERIFY2(msg.startsWith(QStringLiteral("Could not start tuning: ")), qPrintable(msg));
+        QVERIFY2(msg.contains(mentions), qPrintable(msg));
+        QCOMPARE(s.state(), TuningSession::State::Idle);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSession)
+#include "tst_session.moc"

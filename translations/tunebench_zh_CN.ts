@@ -1,0 +1,752 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN">
+<context>
+    <name>tb::models::DeviceQueueModel</name>
+    <message>
+        <source>Key</source>
+        <translation>键</translation>
+    </message>
+    <message>
+        <source>Total</source>
+        <translation>总数</translation>
+    </message>
+    <message>
+        <source>Free</source>
+        <translation>空闲</translation>
+    </message>
+    <message>
+        <source>Pending</source>
+        <translation>排队</translation>
+    </message>
+</context>
+<context>
+    <name>tb::models::MeasurementModel</name>
+    <message>
+        <source>Trial</source>
+        <translation>试验</translation>
+    </message>
+    <message>
+        <source>Task</source>
+        <translation>任务</translation>
+    </message>
+    <message>
+        <source>Latency (ms)</source>
+        <translation>延迟 (ms)</translation>
+    </message>
+    <message>
+        <source>GFLOPS</source>
+        <translation>GFLOPS</translation>
+    </message>
+    <message>
+        <source>Result</source>
+        <translation>结果</translation>
+    </message>
+    <message>
+        <source>Time (s)</source>
+        <translation>时间 (s)</translation>
+    </message>
+</context>
+<context>
+    <name>tb::models::TaskTableModel</name>
+    <message>
+        <source>pending</source>
+        <translation>等待中</translation>
+    </message>
+    <message>
+        <source>tuning</source>
+        <translation>调优中</translation>
+    </message>
+    <message>
+        <source>tuned</source>
+        <translation>已调优</translation>
+    </message>
+    <message>
+        <source>dead</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>ID</source>
+        <translation>ID</translation>
+    </message>
+    <message>
+        <source>Task Description</source>
+        <translation>任务描述</translation>
+    </message>
+    <message>
+        <source>Weight</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>FLOPs</source>
+        <translation>浮点运算数</translation>
+    </message>
+    <message>
+        <source>Latency (ms)</source>
+        <translation>延迟 (ms)</translation>
+    </message>
+    <message>
+        <source>Speed (GFLOPS)</source>
+        <translation>速度 (GFLOPS)</translation>
+    </message>
+    <message>
+        <source>Trials</source>
+        <translation>试验次数</translation>
+    </message>
+    <message>
+        <source>Share</source>
+        <translation>占比</translation>
+    </message>
+    <message>
+        <source>State</source>
+        <translation>状态</translation>
+    </message>
+</context>
+<context>
+    <name>tb::session::LogLoader</name>
+    <message>
+        <source>%1 records read, %2 kept in %3</source>
+        <translation>读取 %1 条记录，保留 %2 条，写入 %3</translation>
+    </message>
+</context>
+<context>
+    <name>tb::session::TrackerPoller</name>
+    <message>
+        <source>Could not start the local fleet: %1</source>
+        <translation>无法启动本地设备集群：%1</translation>
+    </message>
+    <message>
+        <source>Tracker %1:%2 unreachable: %3</source>
+        <translation>无法连接跟踪器 %1:%2：%3</translation>
+    </message>
+</context>
+<context>
+    <name>tb::session::TuningSession</name>
+    <message>
+        <source>A job is already running: stop it first.</source>
+        <translation>已有任务正在运行：请先停止它。</translation>
+    </message>
+</context>
+<context>
+    <name>tb::session::TuningWorker</name>
+    <message>
+        <source>Extracting the tasks of %1 (%2, batch %3) for %4…</source>
+        <translation>正在为 %4 提取 %1 的任务（%2，批大小 %3）…</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n task(s) extracted; budget %1 trials, log %2</source>
+        <translation>
+            <numerusform>已提取 %n 个任务；预算 %1 次试验，日志 %2</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Resumed from %1: %2 records, %3 of this network, %4 replayed, %5 unreadable lines</source>
+        <translation>已从 %1 恢复：%2 条记录，其中 %3 条属于本网络，重放 %4 条，%5 行无法读取</translation>
+    </message>
+    <message>
+        <source>Could not start tuning: %1</source>
+        <translation>无法开始调优：%1</translation>
+    </message>
+    <message numerus="yes">
+        <source>Paused after %n trial(s).</source>
+        <translation>
+            <numerusform>已在 %n 次试验后暂停。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Tuning stopped by an error: %1</source>
+        <translation>调优因错误而停止：%1</translation>
+    </message>
+    <message>
+        <source>Measured task %1: %2 trials, %3 valid, best %4 ms</source>
+        <translation>已测量任务 %1：%2 次试验，%3 次有效，最佳 %4 ms</translation>
+    </message>
+    <message>
+        <source>Tuning stopped: %1 trials (%2 failed) in %3 s, log %4</source>
+        <translation>调优已停止：%1 次试验（%2 次失败），用时 %3 秒，日志 %4</translation>
+    </message>
+    <message>
+        <source>Tuning finished: %1 trials (%2 failed) in %3 s, log %4</source>
+        <translation>调优完成：%1 次试验（%2 次失败），用时 %3 秒，日志 %4</translation>
+    </message>
+</context>
+<context>
+    <name>tb::widgets::DagView</name>
+    <message>
+        <source>Graph</source>
+        <translation>图</translation>
+    </message>
+    <message>
+        <source>Compute DAG</source>
+        <translation>计算 DAG</translation>
+    </message>
+    <message>
+        <source>Loop state</source>
+        <translation>循环状态</translation>
+    </message>
+    <message>
+        <source>Loop nest</source>
+        <translation>循环嵌套</translation>
+    </message>
+    <message>
+        <source>LLVM IR</source>
+        <translation>LLVM IR</translation>
+    </message>
+    <message>
+        <source>Assembly</source>
+        <translation>汇编</translation>
+    </message>
+    <message>
+        <source>No task selected</source>
+        <translation>未选择任务</translation>
+    </message>
+    <message>
+        <source>Task %1: %2</source>
+        <translation>任务 %1：%2</translation>
+    </message>
+    <message>
+        <source> — best %1 ms</source>
+        <translation> — 最佳 %1 ms</translation>
+    </message>
+    <message>
+        <source>(no measured schedule yet)</source>
+        <translation>（尚无已测量的调度）</translation>
+    </message>
+    <message>
+        <source>(the best schedule could not be compiled: %1)</source>
+        <translation>（无法编译最佳调度：%1）</translation>
+    </message>
+</context>
+<context>
+    <name>tb::widgets::LatencyChart</name>
+    <message>
+        <source>Export chart</source>
+        <translation>导出图表</translation>
+    </message>
+    <message>
+        <source>PNG images (*.png)</source>
+        <translation>PNG 图像 (*.png)</translation>
+    </message>
+    <message>
+        <source>Export data</source>
+        <translation>导出数据</translation>
+    </message>
+    <message>
+        <source>CSV files (*.csv)</source>
+        <translation>CSV 文件 (*.csv)</translation>
+    </message>
+    <message>
+        <source>Estimated total latency vs trials</source>
+        <translation>估计总延迟 / 试验次数</translation>
+    </message>
+    <message>
+        <source>Estimated total latency vs time</source>
+        <translation>估计总延迟 / 时间</translation>
+    </message>
+    <message>
+        <source>Selected task: best GFLOPS vs trials</source>
+        <translation>所选任务：最佳 GFLOPS / 试验次数</translation>
+    </message>
+    <message>
+        <source>Selected task: every measured candidate</source>
+        <translation>所选任务：所有已测量候选</translation>
+    </message>
+    <message>
+        <source>Selected task: predicted vs measured</source>
+        <translation>所选任务：预测值 / 实测值</translation>
+    </message>
+    <message>
+        <source>Export PNG…</source>
+        <translation>导出 PNG…</translation>
+    </message>
+    <message>
+        <source>Export CSV…</source>
+        <translation>导出 CSV…</translation>
+    </message>
+    <message>
+        <source>Wall time (s)</source>
+        <translation>墙钟时间 (s)</translation>
+    </message>
+    <message>
+        <source>Trials</source>
+        <translation>试验次数</translation>
+    </message>
+    <message>
+        <source>Estimated total latency (ms)</source>
+        <translation>估计总延迟 (ms)</translation>
+    </message>
+    <message>
+        <source>Trials of the task</source>
+        <translation>该任务的试验次数</translation>
+    </message>
+    <message>
+        <source>Best GFLOPS</source>
+        <translation>最佳 GFLOPS</translation>
+    </message>
+    <message>
+        <source>Trial</source>
+        <translation>试验</translation>
+    </message>
+    <message>
+        <source>GFLOPS</source>
+        <translation>GFLOPS</translation>
+    </message>
+    <message>
+        <source>Cost model score</source>
+        <translation>代价模型得分</translation>
+    </message>
+    <message>
+        <source>Measured GFLOPS</source>
+        <translation>实测 GFLOPS</translation>
+    </message>
+    <message>
+        <source>Estimated total latency</source>
+        <translation>估计总延迟</translation>
+    </message>
+    <message>
+        <source>Tasks measured so far: %1 of %2</source>
+        <translation>已测量任务：%1 / %2</translation>
+    </message>
+    <message>
+        <source>Waiting for measurements…</source>
+        <translation>正在等待测量结果…</translation>
+    </message>
+    <message>
+        <source>Select a task in the table</source>
+        <translation>请在表格中选择一个任务</translation>
+    </message>
+</context>
+<context>
+    <name>tb::widgets::LogInspector</name>
+    <message>
+        <source>Open tuning log</source>
+        <translation>打开调优日志</translation>
+    </message>
+    <message>
+        <source>Tuning logs (*.json *.log);;All files (*)</source>
+        <translation>调优日志 (*.json *.log);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Compare with log</source>
+        <translation>与日志比较</translation>
+    </message>
+    <message>
+        <source>Distill into</source>
+        <translation>提炼到</translation>
+    </message>
+    <message>
+        <source>TuneBench — Log Inspector</source>
+        <translation>TuneBench — 日志检查器</translation>
+    </message>
+    <message>
+        <source>Open log…</source>
+        <translation>打开日志…</translation>
+    </message>
+    <message>
+        <source>Compare with…</source>
+        <translation>比较…</translation>
+    </message>
+    <message>
+        <source>Distill…</source>
+        <translation>提炼…</translation>
+    </message>
+    <message>
+        <source>Keep the best record of every workload (TVM&apos;s distill / pick_best)</source>
+        <translation>保留每个工作负载的最佳记录（TVM 的 distill / pick_best）</translation>
+    </message>
+    <message>
+        <source>Reading %1…</source>
+        <translation>正在读取 %1…</translation>
+    </message>
+    <message>
+        <source>Read %1</source>
+        <translation>已读取 %1</translation>
+    </message>
+</context>
+<context>
+    <name>tb::widgets::LogPane</name>
+    <message>
+        <source>Workload</source>
+        <translation>工作负载</translation>
+    </message>
+    <message>
+        <source>Records</source>
+        <translation>记录数</translation>
+    </message>
+    <message>
+        <source>Valid</source>
+        <translation>有效</translation>
+    </message>
+    <message>
+        <source>Best (ms)</source>
+        <translation>最佳 (ms)</translation>
+    </message>
+    <message>
+        <source>GFLOPS</source>
+        <translation>GFLOPS</translation>
+    </message>
+    <message>
+        <source>Target</source>
+        <translation>目标</translation>
+    </message>
+    <message>
+        <source>Result</source>
+        <translation>结果</translation>
+    </message>
+    <message>
+        <source>Count</source>
+        <translation>数量</translation>
+    </message>
+    <message>
+        <source>Record</source>
+        <translation>记录</translation>
+    </message>
+    <message>
+        <source>Cost (ms)</source>
+        <translation>耗时 (ms)</translation>
+    </message>
+    <message>
+        <source>No log open</source>
+        <translation>未打开日志</translation>
+    </message>
+    <message>
+        <source>%1 could not be read: %2</source>
+        <translation>无法读取 %1：%2</translation>
+    </message>
+    <message>
+        <source>%1 — %2 format, %3 lines, %4 records (%5 valid), %6 workloads, %7 unreadable lines</source>
+        <translation>%1 — %2 格式，%3 行，%4 条记录（%5 条有效），%6 个工作负载，%7 行无法读取</translation>
+    </message>
+    <message>
+        <source>unreadable lines</source>
+        <translation>无法读取的行</translation>
+    </message>
+    <message>
+        <source>line %1: %2</source>
+        <translation>第 %1 行：%2</translation>
+    </message>
+</context>
+<context>
+    <name>tb::widgets::MainWindow</name>
+    <message>
+        <source>Paused between rounds</source>
+        <translation>已在两轮之间暂停</translation>
+    </message>
+    <message>
+        <source>Tuning failed: %1</source>
+        <translation>调优失败：%1</translation>
+    </message>
+    <message>
+        <source>Tuning failed</source>
+        <translation>调优失败</translation>
+    </message>
+    <message>
+        <source>About TuneBench</source>
+        <translation>关于 TuneBench</translation>
+    </message>
+    <message>
+        <source>TuneBench %1
+Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</source>
+        <translation>TuneBench %1
+张量程序自动调优，沿袭 TVM 自动调度器的思路。</translation>
+    </message>
+    <message>
+        <source>TuneBench — auto-tuning workbench</source>
+        <translation>TuneBench — 自动调优工作台</translation>
+    </message>
+    <message>
+        <source>Session</source>
+        <translation>会话</translation>
+    </message>
+    <message>
+        <source>Start</source>
+        <translation>开始</translation>
+    </message>
+    <message>
+        <source>Extract the tasks of the network and tune them</source>
+        <translation>提取网络的任务并进行调优</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>继续</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <source>Pause or resume between two search rounds</source>
+        <translation>在两轮搜索之间暂停或继续</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>Stop after the current round (every measured record is kept)</source>
+        <translation>在当前轮结束后停止（保留所有已测量的记录）</translation>
+    </message>
+    <message>
+        <source>Engine log</source>
+        <translation>引擎日志</translation>
+    </message>
+    <message>
+        <source>Measurements</source>
+        <translation>测量记录</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>Open &amp;Log Inspector…</source>
+        <translation>打开日志检查器(&amp;L)…</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;Language</source>
+        <translation>语言(&amp;L)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>&amp;About TuneBench</source>
+        <translation>关于 TuneBench(&amp;A)</translation>
+    </message>
+    <message>
+        <source>Ready</source>
+        <translation>就绪</translation>
+    </message>
+    <message>
+        <source>Extracting tasks…</source>
+        <translation>正在提取任务…</translation>
+    </message>
+    <message numerus="yes">
+        <source>Tuning: %n trial(s) measured</source>
+        <translation>
+            <numerusform>调优中：已测量 %n 次试验</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Paused: %n trial(s) measured</source>
+        <translation>
+            <numerusform>已暂停：已测量 %n 次试验</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Stopping after the current round…</source>
+        <translation>将在当前轮结束后停止…</translation>
+    </message>
+    <message numerus="yes">
+        <source> (%n failed)</source>
+        <translation>
+            <numerusform>（%n 次失败）</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Estimated total latency: %1 ms</source>
+        <translation>估计总延迟：%1 ms</translation>
+    </message>
+    <message>
+        <source>Warm-up: %1 of %2 tasks measured</source>
+        <translation>预热：已测量 %1 / %2 个任务</translation>
+    </message>
+    <message>
+        <source>Stopping after the current round, then closing…</source>
+        <translation>将在当前轮结束后停止，然后关闭…</translation>
+    </message>
+</context>
+<context>
+    <name>tb::widgets::SetupWidget</name>
+    <message>
+        <source>Open ONNX model</source>
+        <translation>打开 ONNX 模型</translation>
+    </message>
+    <message>
+        <source>ONNX models (*.onnx)</source>
+        <translation>ONNX 模型 (*.onnx)</translation>
+    </message>
+    <message>
+        <source>Network</source>
+        <translation>网络</translation>
+    </message>
+    <message>
+        <source>Zoo network</source>
+        <translation>内置网络</translation>
+    </message>
+    <message>
+        <source>ONNX file</source>
+        <translation>ONNX 文件</translation>
+    </message>
+    <message>
+        <source>Batch</source>
+        <translation>批大小</translation>
+    </message>
+    <message>
+        <source>Layout</source>
+        <translation>布局</translation>
+    </message>
+    <message>
+        <source>(none: use the zoo network)</source>
+        <translation>（无：使用内置网络）</translation>
+    </message>
+    <message>
+        <source>Open ONNX…</source>
+        <translation>打开 ONNX…</translation>
+    </message>
+    <message>
+        <source>Target</source>
+        <translation>目标</translation>
+    </message>
+    <message>
+        <source>Host CPU</source>
+        <translation>本机 CPU</translation>
+    </message>
+    <message>
+        <source>A TVM target string, e.g. llvm -mcpu=znver4 or llvm -mtriple=aarch64-linux-gnu -mattr=+neon</source>
+        <translation>TVM 目标字符串，例如 llvm -mcpu=znver4 或 llvm -mtriple=aarch64-linux-gnu -mattr=+neon</translation>
+    </message>
+    <message>
+        <source>Search</source>
+        <translation>搜索</translation>
+    </message>
+    <message>
+        <source>Trials</source>
+        <translation>试验次数</translation>
+    </message>
+    <message>
+        <source>64 × tasks</source>
+        <translation>64 × 任务数</translation>
+    </message>
+    <message>
+        <source>Measures per round</source>
+        <translation>每轮测量次数</translation>
+    </message>
+    <message>
+        <source>Early stopping</source>
+        <translation>提前停止</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Strategy</source>
+        <translation>策略</translation>
+    </message>
+    <message>
+        <source>gradient</source>
+        <translation>梯度</translation>
+    </message>
+    <message>
+        <source>round-robin</source>
+        <translation>轮询</translation>
+    </message>
+    <message>
+        <source>Cost model</source>
+        <translation>代价模型</translation>
+    </message>
+    <message>
+        <source>XGBoost</source>
+        <translation>XGBoost</translation>
+    </message>
+    <message>
+        <source>random</source>
+        <translation>随机</translation>
+    </message>
+    <message>
+        <source>Seed</source>
+        <translation>随机种子</translation>
+    </message>
+    <message>
+        <source>Runner</source>
+        <translation>运行器</translation>
+    </message>
+    <message>
+        <source>local (sandboxed)</source>
+        <translation>本地（沙箱）</translation>
+    </message>
+    <message>
+        <source>RPC through a tracker</source>
+        <translation>通过跟踪器的 RPC</translation>
+    </message>
+    <message>
+        <source>RPC through a tracker (not in this build)</source>
+        <translation>通过跟踪器的 RPC（此版本不可用）</translation>
+    </message>
+    <message>
+        <source>Tracker</source>
+        <translation>跟踪器</translation>
+    </message>
+    <message>
+        <source>Device key</source>
+        <translation>设备键</translation>
+    </message>
+    <message>
+        <source>Log</source>
+        <translation>日志</translation>
+    </message>
+    <message>
+        <source>Log file</source>
+        <translation>日志文件</translation>
+    </message>
+    <message>
+        <source>Resume from the existing log</source>
+        <translation>从已有日志恢复</translation>
+    </message>
+</context>
+<context>
+    <name>tb::widgets::TrackerPanel</name>
+    <message>
+        <source>Invalid tracker address &apos;%1&apos;: expected host:port</source>
+        <translation>无效的跟踪器地址“%1”：应为 主机:端口</translation>
+    </message>
+    <message>
+        <source>Device tracker</source>
+        <translation>设备跟踪器</translation>
+    </message>
+    <message>
+        <source>Tracker</source>
+        <translation>跟踪器</translation>
+    </message>
+    <message>
+        <source>Connect</source>
+        <translation>连接</translation>
+    </message>
+    <message>
+        <source>Start local tracker + fleet</source>
+        <translation>启动本地跟踪器和设备集群</translation>
+    </message>
+    <message>
+        <source>Server address</source>
+        <translation>服务器地址</translation>
+    </message>
+    <message>
+        <source>Key</source>
+        <translation>键</translation>
+    </message>
+    <message>
+        <source>Not connected</source>
+        <translation>未连接</translation>
+    </message>
+    <message numerus="yes">
+        <source>Tracker %1: %n key(s)</source>
+        <translation>
+            <numerusform>跟踪器 %1：%n 个设备键</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>, %1 of %2 servers free</source>
+        <translation>，%2 台服务器中 %1 台空闲</translation>
+    </message>
+    <message>
+        <source>Start a tracker on a free loopback port with one sandboxed RPC server of key &quot;local&quot;</source>
+        <translation>在空闲的回环端口上启动跟踪器，并启动一个设备键为“local”的沙箱 RPC 服务器</translation>
+    </message>
+</context>
+</TS>

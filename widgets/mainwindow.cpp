@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "widgets/mainwindow.h"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLibraryInfo>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTableView>
+#include <QThread>
+#include <QTranslator>
+#include <QVBoxLayout>
+
+#include "app/session/trackermonitor.h"
+#include "app/session/tuningsession.h"
+#include "widgets/dagview.h"
+#include "widgets/latencychart.h"
+#include "widgets/loginspector.h"
+#include "widgets/models/measurementmodel.h"
+#include "widgets/models/tasktablemodel.h"
+#include "widgets/setupwidget.h"
+#include "widgets/trackerpanel.h"
+
+namespace tb::widgets {
+
+MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor* tracker, QWidget* parent)
+    : QMainWindow(parent), m_session(session), m_trackerMonitor(tracker) {
+    setObjectName(QStringLiteral("TuneBenchMainWindow"));
+    setWindowIcon(QIcon(QStringLiteral(":/icons/tunebench.svg")));
+    resize(1600, 1000);
+
+    m_taskModel = new models::TaskTableModel(this);
+    m_measureModel = new models::MeasurementModel(this);
+    m_taskProxy = new QSortFilterProxyModel(this);
+    m_taskProxy->setSourceModel(m_taskModel);
+    m_taskProxy->setSortRole(models::TaskTableModel::SortRole);
+
+    // Setup dock: the job on top, the run buttons pinned below it.
+    m_setup = new SetupWidget(session::TuningSession::networkNames(), &session::TuningSession::validateTarget, this);
+    m_setup->setRpcAvailable(session::TuningSession::rpcRunnerAvailable());
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidget(m_setup);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto* setupPane = new QWidget(this);
+    auto* sl = new QVBoxLayout(setupPane);
+    sl->setContentsMargins(4, 4, 4, 4);
+    sl->addWidget(scroll, 1);
+    auto* buttons = new QHBoxLayout;
+    m_start = new QPushButton(QIcon(QStringLiteral(":/icons/start.svg")), QString(), this);
+    m_pause = new QPushButton(QIcon(QStringLiteral(":/icons/pause.svg")), QString(), this);
+    m_stop = new QPushButton(QIcon(QStringLiteral(":/icons/stop.svg")), QString(), this);
+    m_start->setDefault(true);
+    buttons->addWidget(m_start);
+    buttons->addWidget(m_pause);
+    buttons->addWidget(m_stop);
+    sl->addLayout(buttons);
+    m_dock = new QDockWidget(this);
+    m_dock->setObjectName(QStringLiteral("SessionDock"));
+    m_dock->setWidget(setupPane);
+    m_dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    addDockWidget(Qt::LeftDockWidgetArea, m_dock);
+
+    // Centre: table + DAG | charts + tracker; log and measurements below.
+    m_taskView = new QTableView(this);
+    m_taskView->setObjectName(QStringLiteral("TaskTable"));
+    m_taskView->setModel(m_taskProxy);
+    m_taskView->setSortingEnabled(true);
+    m_taskView->sortByColumn(models::TaskTableModel::IdColumn, Qt::AscendingOrder);
+    m_taskView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_taskView->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_taskView->setAlternatingRowColors(true);
+    m_taskView->verticalHeader()->hide();
+    m_taskView->verticalHeader()->setDefaultSectionSize(m_taskView->fontMetrics().height() + 6);
+    m_taskView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_taskView->horizontalHeader()->setSectionResizeMode(models::TaskTableModel::DescriptionColumn, QHeaderView::Stretch);
+    m_taskView->setWordWrap(false);
+    m_taskView->setTextElideMode(Qt::ElideLeft);  // "…conv2d_multiply_add_nn_relu": the tail tells tasks apart
+    m_chart = new LatencyChart(this);
+    m_dagView = new DagView(this);
+    m_tracker = new TrackerPanel(this);
+    m_measureView = new QTableView(this);
+    m_measureView->setModel(m_measureModel);
+    m_measureView->verticalHeader()->hide();
+    m_measureView->verticalHeader()->setDefaultSectionSize(m_measureView->fontMetrics().height() + 6);
+    m_measureView->horizontalHeader()->setStretchLastSection(true);
+    m_log = new QPlainTextEdit(this);
+    m_log->setReadOnly(true);
+    m_log->setMaximumBlockCount(20000);
+    m_log->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_log->setLineWrapMode(QPlainTextEdit::NoWrap);
+
+    // Rows of the centre: what the scheduler does (task table) and where candidates run (tracker);
+    // the selected task (DAG, code) and the latency curves; the running commentary (log, history).
+    auto* topRow = new QSplitter(Qt::Horizontal, this);
+    topRow->addWidget(m_taskView);
+    topRow->addWidget(m_tracker);
+    topRow->setStretchFactor(0, 5);
+    topRow->setStretchFactor(1, 2);
+    auto* midRow = new QSplitter(Qt::Horizontal, this);
+    midRow->addWidget(m_dagView);
+    midRow->addWidget(m_chart);
+    midRow->setStretchFactor(0, 1);
+    midRow->setStretchFactor(1, 1);
+    m_bottomTabs = new QTabWidget(this);
+    m_bottomTabs->addTab(m_log, QString());
+    m_bottomTabs->addTab(m_measureView, QString());
+    auto* central = new QSplitter(Qt::Vertical, this);
+    central->addWidget(topRow);
+    central->addWidget(midRow);
+    central->addWidget(m_bottomTabs);
+    central->setStretchFactor(0, 4);
+    central->setStretchFactor(1, 4);
+    central->setStretchFactor(2, 2);
+    central->setSizes({340, 420, 170});
+    topRow->setSizes({940, 360});
+    midRow->setSizes({650, 650});
+    setCentralWidget(central);
+
+    m_status = new QLabel(this);
+    m_latencyLabel = new QLabel(this);
+    m_progress = new QProgressBar(this);
+    m_progress->setRange(0, 1000);
+    m_progress->setTextVisible(false);
+    m_progress->setMaximumWidth(220);
+    statusBar()->addWidget(m_status, 1);
+    statusBar()->addPermanentWidget(m_latencyLabel);
+    statusBar()->addPermanentWidget(m_progress);
+
+    buildMenus();
+
+    // Wiring: every session signal lands in a model or view (queued from the worker thread).
+    connect(m_start, &QPushButton::clicked, this, &MainWindow::startTuning);
+    connect(m_pause, &QPushButton::clicked, this, [this] {
+        if (m_session->state() == session::TuningSession::State::Paused)
+            m_session->resume();
+        else
+            m_session->pause();
+    });
+    connect(m_stop, &QPushButton::clicked, m_session, &session::TuningSession::stop);
+    connect(m_setup, &SetupWidget::validityChanged, this, [this](bool ok) {
+        m_start->setEnabled(ok && m_session->state() == session::TuningSession::State::Idle);
+    });
+    connect(m_session, &session::TuningSession::stateChanged, this,
+            [this](session::TuningSession::State s) { onSessionState(int(s)); });
+    connect(m_session, &session::TuningSession::tasksAdded, this, [this](const QList<session::TaskRow>& rows) {
+        Q_ASSERT(QThread::currentThread() == thread());
+        m_taskModel->setTasks(rows);
+        m_chart->clear();
+        m_measureModel->clear();
+        m_selectedTask = -1;
+        if (!rows.isEmpty()) selectTask(rows.first().id);
+        updateStatus();
+    });
+    connect(m_session, &session::TuningSession::tasksUpdated, this, [this](const QList<session::TaskRow>& rows) {
+        m_taskModel->updateTasks(rows);
+        // Refresh the DAG view when the selected task found a better schedule (new loop nest).
+        if (const session::TaskRow* t = m_taskModel->task(m_selectedTask); t && t->bestMs >= 0 && t->bestMs != m_selectedBestMs) {
+            m_selectedBestMs = t->bestMs;
+            m_session->requestDag(m_selectedTask);
+        }
+    });
+    connect(m_session, &session::TuningSession::measurementsAvailable, this, [this](const QList<session::MeasureRow>& rows) {
+        const bool atEnd = m_measureView->verticalScrollBar() == nullptr ||
+                           m_measureView->verticalScrollBar()->value() == m_measureView->verticalScrollBar()->maximum();
+        m_measureModel->append(rows);
+        if (atEnd) m_measureView->scrollToBottom();
+        m_chart->addMeasurements(rows);
+        m_totalTrials += int(rows.size());
+        for (const auto& r : rows)
+            if (r.errorNo != 0) ++m_failedTrials;
+        updateStatus();
+    });
+    connect(m_session, &session::TuningSession::latencyPointAdded, this, [this](const session::LatencyPoint& p) {
+        m_chart->addLatencyPoint(p);
+        m_estimatedMs = p.estimatedMs;
+        m_tasksWithCost = p.tasksWithCost;
+        updateStatus();
+    });
+    connect(m_session, &session::TuningSession::progressChanged, m_progress, &QProgressBar::setValue);
+    connect(m_session, &session::TuningSession::dagAvailable, this, [this](const session::DagSnapshot& d) {
+        if (d.taskId == m_selectedTask) m_dagView->setDag(d);
+    });
+    connect(m_session, &session::TuningSession::logMessage, m_log, &QPlainTextEdit::appendPlainText);
+    connect(m_session, &session::TuningSession::paused, this, [this] { m_status->setText(tr("Paused between rounds")); });
+    connect(m_session, &session::TuningSession::tuningFinished, this, [this](const QString& s) {
+        m_log->appendPlainText(s);
+        m_finishedText = s.section(QLatin1Char('\n'), 0, 0);
+        updateStatus();
+        if (m_closeRequested) close();
+    });
+    connect(m_session, &session::TuningSession::tuningFailed, this, [this](const QString& msg) {
+        m_log->appendPlainText(tr("Tuning failed: %1").arg(msg));
+        m_finishedText = tr("Tuning failed");
+        updateStatus();
+        if (m_closeRequested) {
+            close();
+            return;
+        }
+        QMessageBox::warning(this, tr("Tuning failed"), msg);
+    });
+    connect(m_taskView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
+        if (!cur.isValid()) return;
+        const int id = m_taskProxy->data(cur, models::TaskTableModel::TaskIdRole).toInt();
+        if (id != m_selectedTask) selectTask(id);
+    });
+    if (m_trackerMonitor) {
+        connect(m_tracker, &TrackerPanel::connectRequested, m_trackerMonitor, &session::TrackerMonitor::connectTo);
+        connect(m_tracker, &TrackerPanel::startLocalFleetRequested, m_trackerMonitor,
+                &session::TrackerMonitor::startLocalFleet);
+        connect(m_trackerMonitor, &session::TrackerMonitor::queueChanged, m_tracker, &TrackerPanel::showSnapshot);
+        connect(m_trackerMonitor, &session::TrackerMonitor::statusChanged, m_tracker, &TrackerPanel::showStatus);
+        connect(m_trackerMonitor, &session::TrackerMonitor::localTrackerStarted, this, [this](const QString& host, int port) {
+            m_tracker->setTrackerAddress(QStringLiteral("%1:%2").arg(host).arg(port));
+        });
+    }
+    retranslate();
+    onSessionState(int(m_session->state()));
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildMenus() {
+    m_fileMenu = menuBar()->addMenu(QString());
+    m_inspectorAction = m_fileMenu->addAction(QIcon(QStringLiteral(":/icons/log.svg")), QString());
+    m_inspectorAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+    connect(m_inspectorAction, &QAction::triggered, this, &MainWindow::openLogInspector);
+    m_fileMenu->addSeparator();
+    m_quitAction = m_fileMenu->addAction(QString());
+    m_quitAction->setShortcut(QKeySequence::Quit);
+    connect(m_quitAction, &QAction::triggered, this, &QWidget::close);
+
+    m_langMenu = menuBar()->addMenu(QString());
+    m_langGroup = new QActionGroup(this);
+    // Language names are shown in their own language, untranslated.
+    m_langEn = m_langMenu->addAction(QStringLiteral("English"));
+    m_langZh = m_langMenu->addAction(QStringLiteral("简体中文"));
+    for (QAction* a : {m_langEn, m_langZh}) {
+        a->setCheckable(true);
+        m_langGroup->addAction(a);
+    }
+    m_langEn->setChecked(true);
+    connect(m_langEn, &QAction::triggered, this, [this] { setLanguage(QStringLiteral("en")); });
+    connect(m_langZh, &QAction::triggered, this, [this] { setLanguage(QStringLiteral("zh_CN")); });
+
+    m_helpMenu = menuBar()->addMenu(QString());
+    m_aboutAction = m_helpMenu->addAction(QString());
+    connect(m_aboutAction, &QAction::triggered, this, [this] {
+        QMessageBox::about(this, tr("About TuneBench"),
+                           tr("TuneBench %1\nAuto-tuning of tensor programs, in the line of TVM's auto-scheduler.")
+                               .arg(QCoreApplication::applicationVersion()));
+    });
+}
+
+void MainWindow::retranslate() {
+    setWindowTitle(tr("TuneBench — auto-tuning workbench"));
+    m_dock->setWindowTitle(tr("Session"));
+    m_start->setText(tr("Start"));
+    m_start->setToolTip(tr("Extract the tasks of the network and tune them"));
+    m_pause->setText(m_session->state() == session::TuningSession::State::Paused ? tr("Resume") : tr("Pause"));
+    m_pause->setToolTip(tr("Pause or resume between two search rounds"));
+    m_stop->setText(tr("Stop"));
+    m_stop->setToolTip(tr("Stop after the current round (every measured record is kept)"));
+    m_bottomTabs->setTabText(0, tr("Engine log"));
+    m_bottomTabs->setTabText(1, tr("Measurements"));
+    m_fileMenu->setTitle(tr("&File"));
+    m_inspectorAction->setText(tr("Open &Log Inspector…"));
+    m_quitAction->setText(tr("&Quit"));
+    m_langMenu->setTitle(tr("&Language"));
+    m_helpMenu->setTitle(tr("&Help"));
+    m_aboutAction->setText(tr("&About TuneBench"));
+    m_taskModel->retranslate();
+    m_measureModel->retranslate();
+    updateStatus();
+}
+
+bool MainWindow::setLanguage(const QString& locale) {
+    for (QTranslator** t : {&m_translator, &m_qtTranslator}) {
+        if (*t) {
+            qApp->removeTranslator(*t);
+            delete *t;
+            *t = nullptr;
+        }
+    }
+    bool ok = true;
+    if (locale != QLatin1String("en")) {
+        m_qtTranslator = new QTranslator(this);
+        if (m_qtTranslator->load(QStringLiteral("qtbase_") + locale, QLibraryInfo::path(QLibraryInfo::TranslationsPath)))
+            qApp->installTranslator(m_qtTranslator);
+        m_translator = new QTranslator(this);
+        ok = m_translator->load(QStringLiteral(":/i18n/tunebench_") + locale);
+        if (ok) qApp->installTranslator(m_translator);
+    }
+    m_language = ok ? locale : QStringLiteral("en");
+    (m_language == QLatin1String("zh_CN") ? m_langZh : m_langEn)->setChecked(true);
+    // Installing a translator sends LanguageChange to every widget; removing the last one may not.
+    retranslate();
+    return ok;
+}
+
+void MainWindow::changeEvent(QEvent* e) {
+    if (e->type() == QEvent::LanguageChange) retranslate();
+    QMainWindow::changeEvent(e);
+}
+
+void MainWindow::setJob(const session::TuningJob& job) { m_setup->setJob(job); }
+session::TuningJob MainWindow::job() const { return m_setup->job(); }
+
+void MainWindow::startTuning() {
+    if (!m_setup->isValid() || m_session->state() != session::TuningSession::State::Idle) return;
+    m_totalTrials = 0;
+    m_failedTrials = 0;
+    m_estimatedMs = -1;
+    m_tasksWithCost = 0;
+    m_selectedBestMs = -1;
+    m_finishedText.clear();
+    m_progress->setValue(0);
+    m_log->clear();
+    m_dagView->clear();
+    const session::TuningJob j = m_setup->job();
+    m_lastLogPath = j.logPath;
+    m_session->start(j);
+}
+
+void MainWindow::onSessionState(int s) {
+    const auto st = session::TuningSession::State(s);
+    const bool idle = st == session::TuningSession::State::Idle;
+    m_start->setEnabled(idle && m_setup->isValid());
+    m_setup->setEnabled(idle);
+    m_pause->setEnabled(st == session::TuningSession::State::Running || st == session::TuningSession::State::Paused);
+    m_stop->setEnabled(!idle && st != session::TuningSession::State::Stopping);
+    m_pause->setText(st == session::TuningSession::State::Paused ? tr("Resume") : tr("Pause"));
+    m_pause->setIcon(QIcon(st == session::TuningSession::State::Paused ? QStringLiteral(":/icons/start.svg")
+                                                                        : QStringLiteral(":/icons/pause.svg")));
+    updateStatus();
+}
+
+void MainWindow::updateStatus() {
+    using State = session::TuningSession::State;
+    QString text;
+    switch (m_session->state()) {
+        case State::Idle: text = m_finishedText.isEmpty() ? tr("Ready") : m_finishedText; break;
+        case State::Running:
+            text = m_taskModel->rowCount() == 0 ? tr("Extracting tasks…")
+                                                : tr("Tuning: %n trial(s) measured", nullptr, m_totalTrials);
+            break;
+        case State::Paused: text = tr("Paused: %n trial(s) measured", nullptr, m_totalTrials); break;
+        case State::Stopping: text = tr("Stopping after the current round…"); break;
+    }
+    if (m_failedTrials > 0 && m_session->state() != State::Idle) text += tr(" (%n failed)", nullptr, m_failedTrials);
+    m_status->setText(text);
+    if (m_estimatedMs >= 0)
+        m_latencyLabel->setText(tr("Estimated total latency: %1 ms").arg(m_estimatedMs, 0, 'f', 3));
+    else if (m_tasksWithCost > 0)
+        m_latencyLabel->setText(tr("Warm-up: %1 of %2 tasks measured").arg(m_tasksWithCost).arg(m_taskModel->rowCount()));
+    else
+        m_latencyLabel->clear();
+}
+
+void MainWindow::selectTask(int taskId) {
+    m_selectedTask = taskId;
+    const session::TaskRow* t = m_taskModel->task(taskId);
+    m_selectedBestMs = t ? t->bestMs : -1;
+    m_chart->setSelectedTask(taskId);
+    // Keep the table's current row in step when the selection comes from code.
+    for (int r = 0; r < m_taskProxy->rowCount(); ++r) {
+        const QModelIndex i = m_taskProxy->index(r, 0);
+        if (m_taskProxy->data(i, models::TaskTableModel::TaskIdRole).toInt() == taskId) {
+            if (m_taskView->currentIndex().row() != r)
+                m_taskView->selectionModel()->setCurrentIndex(i, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+            break;
+        }
+    }
+    m_session->requestDag(taskId);
+}
+
+void MainWindow::openLogInspector() {
+    // A separate window that closes with ours.
+    auto* w = new LogInspector(this);
+    w->setWindowFlag(Qt::Window);
+    w->setAttribute(Qt::WA_DeleteOnClose);
+    w->setWindowIcon(windowIcon());
+    w->show();
+    const QString log = m_lastLogPath.isEmpty() ? m_setup->job().logPath : m_lastLogPath;
+    if (!log.isEmpty() && QFileInfo(log).isFile()) w->openLog(log);
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+    if (m_session->state() != session::TuningSession::State::Idle) {
+        // Stop cleanly and stay responsive meanwhile: the worker finishes its round (its records
+        // are on disk), then tuningFinished closes the window.
+        m_closeRequested = true;
+        m_session->stop();
+        m_status->setText(tr("Stopping after the current round, then closing…"));
+        e->ignore();
+        return;
+    }
+    m_session->shutdown();
+    e->accept();
+}
+
+}  // namespace tb::widgets

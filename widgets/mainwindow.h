@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The TuneBench window: session setup on the left; the live task-scheduler table, latency charts,
+// the selected task's compute DAG and the device tracker queue in the middle; the engine log and
+// the measurement history below. It talks only to the session bridge (value types), never to
+// engine objects.
+
+#include <QMainWindow>
+
+#include "app/session/snapshots.h"
+
+class QAction;
+class QActionGroup;
+class QDockWidget;
+class QLabel;
+class QMenu;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QSortFilterProxyModel;
+class QTabWidget;
+class QTableView;
+class QTranslator;
+
+namespace tb::models {
+class MeasurementModel;
+class TaskTableModel;
+}  // namespace tb::models
+namespace tb::session {
+class TuningSession;
+class TrackerMonitor;
+}  // namespace tb::session
+
+namespace tb::widgets {
+
+class DagView;
+class LatencyChart;
+class SetupWidget;
+class TrackerPanel;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    /// `tracker` may be null (no tracker panel wiring).
+    MainWindow(session::TuningSession* session, session::TrackerMonitor* tracker, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    /// Starts tuning with the job currently in the setup panel (the Start button, or --autostart).
+    void startTuning();
+    void setJob(const session::TuningJob& job);
+    session::TuningJob job() const;
+
+    /// Installs the translations of `locale` ("en" = none; "zh_CN": Qt's and ours) and
+    /// retranslates every view. Returns false when our translation for it cannot be loaded.
+    bool setLanguage(const QString& locale);
+    QString language() const { return m_language; }
+
+    // For tests and screenshots.
+    models::TaskTableModel* taskModel() const { return m_taskModel; }
+    models::MeasurementModel* measurementModel() const { return m_measureModel; }
+    QTableView* taskView() const { return m_taskView; }
+    LatencyChart* chart() const { return m_chart; }
+    DagView* dagView() const { return m_dagView; }
+    TrackerPanel* trackerPanel() const { return m_tracker; }
+    SetupWidget* setupWidget() const { return m_setup; }
+    QPushButton* startButton() const { return m_start; }
+    int selectedTask() const { return m_selectedTask; }
+    /// Selects a task in the table (and asks the session for its DAG).
+    void selectTask(int taskId);
+
+protected:
+    void closeEvent(QCloseEvent* e) override;
+    void changeEvent(QEvent* e) override;
+
+private:
+    void buildMenus();
+    void retranslate();
+    void onSessionState(int state);
+    void updateStatus();
+    void openLogInspector();
+
+    session::TuningSession* m_session;
+    session::TrackerMonitor* m_trackerMonitor;
+    models::TaskTableModel* m_taskModel;
+    models::MeasurementModel* m_measureModel;
+    QSortFilterProxyModel* m_taskProxy;
+    SetupWidget* m_setup;
+    QDockWidget* m_dock;
+    QTableView* m_taskView;
+    QTableView* m_measureView;
+    LatencyChart* m_chart;
+    DagView* m_dagView;
+    TrackerPanel* m_tracker;
+    QTabWidget* m_bottomTabs;
+    QPlainTextEdit* m_log;
+    QPushButton* m_start;
+    QPushButton* m_pause;
+    QPushButton* m_stop;
+    QLabel* m_status;
+    QLabel* m_latencyLabel;
+    QProgressBar* m_progress;
+    QMenu* m_fileMenu = nullptr;
+    QMenu* m_langMenu = nullptr;
+    QMenu* m_helpMenu = nullptr;
+    QAction* m_inspectorAction = nullptr;
+    QAction* m_quitAction = nullptr;
+    QAction* m_aboutAction = nullptr;
+    QActionGroup* m_langGroup = nullptr;
+    QAction* m_langEn = nullptr;
+    QAction* m_langZh = nullptr;
+    QTranslator* m_translator = nullptr;
+    QTranslator* m_qtTranslator = nullptr;
+    QString m_language = QStringLiteral("en");
+    QString m_lastLogPath;
+    bool m_closeRequested = false;
+    int m_selectedTask = -1;
+    double m_selectedBestMs = -1;
+    int m_totalTrials = 0;
+    int m_failedTrials = 0;
+    double m_estimatedMs = -1;
+    int m_tasksWithCost = 0;
+    QString m_finishedText;
+};
+
+}  // namespace tb::widgets

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The live task-scheduler table: one row per search task, updated in batches from the session.
+
+#include <QAbstractTableModel>
+#include <QHash>
+#include <QList>
+
+#include "app/session/snapshots.h"
+
+namespace tb::models {
+
+class TaskTableModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column {
+        IdColumn, DescriptionColumn, WeightColumn, FlopColumn, LatencyColumn, GflopsColumn, TrialsColumn,
+        ShareColumn, StateColumn, ColumnCount
+    };
+    enum Role { SortRole = Qt::UserRole, TaskIdRole, WorkloadKeyRole };
+
+    explicit TaskTableModel(QObject* parent = nullptr);
+
+    int rowCount(const QModelIndex& parent = {}) const final;
+    int columnCount(const QModelIndex& parent = {}) const final;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const final;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const final;
+    /// After a language change: headers (and translated cells) are fetched again.
+    void retranslate();
+
+    /// Replaces every row (a new job).
+    void setTasks(const QList<session::TaskRow>& rows);
+    /// Updates rows by task id: one dataChanged per changed row, or one for the whole table when
+    /// more than half the rows changed. Unknown ids are appended in one insert.
+    void updateTasks(const QList<session::TaskRow>& rows);
+    void clear();
+    const session::TaskRow* task(int taskId) const;
+    /// The shown (translated) name of a TaskRow::state.
+    static QString stateName(const QString& state);
+
+private:
+    QList<session::TaskRow> m_rows;
+    QHash<int, int> m_rowOfTask;
+};
+
+}  // namespace tb::models

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Session setup: network (zoo name, batch, layout, or an ONNX file), target (presets or a free
+// TVM target string, validated inline), search options, runner (local or RPC through a tracker)
+// and the log file (resume offered when it exists).
+
+#include <QWidget>
+
+#include <functional>
+
+#include "app/session/snapshots.h"
+
+class QCheckBox;
+class QComboBox;
+class QFormLayout;
+class QGroupBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSpinBox;
+
+namespace tb::widgets {
+
+class SetupWidget : public QWidget {
+    Q_OBJECT
+public:
+    /// `networks`: zoo names; `targetValidator` returns an empty string for a valid target string
+    /// or the error message to show inline.
+    SetupWidget(const QStringList& networks, std::function<QString(const QString&)> targetValidator,
+                QWidget* parent = nullptr);
+
+    session::TuningJob job() const;
+    void setJob(const session::TuningJob& job);
+    /// True when every field is valid (the Start button is enabled only then).
+    bool isValid() const;
+    /// Disables the RPC runner choice when the build has no RPC runner.
+    void setRpcAvailable(bool available);
+    /// The inline message under the target field (empty when the target is valid).
+    QString targetError() const;
+    void setTargetText(const QString& text);
+
+Q_SIGNALS:
+    void validityChanged(bool valid);
+
+protected:
+    void changeEvent(QEvent* e) override;
+
+private:
+    void retranslate();
+    void revalidate();
+    void updateResumeOffer();
+    bool isHostTarget() const;
+
+    std::function<QString(const QString&)> m_validateTarget;
+    QGroupBox* m_netBox;
+    QGroupBox* m_tgtBox;
+    QGroupBox* m_searchBox;
+    QGroupBox* m_runBox;
+    QGroupBox* m_logBox;
+    QFormLayout* m_netForm;
+    QFormLayout* m_tgtForm;
+    QFormLayout* m_searchForm;
+    QFormLayout* m_runForm;
+    QFormLayout* m_logForm;
+    QComboBox* m_network;
+    QLineEdit* m_onnx;
+    QPushButton* m_browse;
+    QWidget* m_onnxRow;
+    QSpinBox* m_batch;
+    QComboBox* m_layout;
+    QComboBox* m_target;
+    QLabel* m_targetError;
+    QSpinBox* m_trials;
+    QSpinBox* m_perRound;
+    QSpinBox* m_earlyStopping;
+    QComboBox* m_strategy;
+    QComboBox* m_costModel;
+    QSpinBox* m_seed;
+    QComboBox* m_runner;
+    QLineEdit* m_tracker;
+    QLineEdit* m_key;
+    QLineEdit* m_log;
+    QCheckBox* m_resume;
+    session::TuningJob m_hidden;  // the fields this panel does not show (shapes, runner timing)
+    bool m_valid = true;
+    bool m_rpcAvailable = true;
+};
+
+}  // namespace tb::widgets

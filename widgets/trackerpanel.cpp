@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "widgets/trackerpanel.h"
+
+#include <QEvent>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTableView>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+#include "widgets/models/devicequeuemodel.h"
+
+namespace tb::widgets {
+
+TrackerPanel::TrackerPanel(QWidget* parent) : QWidget(parent), m_model(new models::DeviceQueueModel(this)) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 4, 0, 0);
+    m_title = new QLabel(this);
+    QFont bold = m_title->font();
+    bold.setBold(true);
+    m_title->setFont(bold);
+    layout->addWidget(m_title);
+    auto* bar = new QHBoxLayout;
+    m_addressLabel = new QLabel(this);
+    m_address = new QLineEdit(QStringLiteral("127.0.0.1:9190"), this);
+    m_connect = new QPushButton(this);
+    m_fleet = new QPushButton(QIcon(QStringLiteral(":/icons/tracker.svg")), QString(), this);
+    bar->addWidget(m_addressLabel);
+    bar->addWidget(m_address, 1);
+    bar->addWidget(m_connect);
+    layout->addLayout(bar);
+    auto* fleetBar = new QHBoxLayout;
+    fleetBar->addWidget(m_fleet);
+    fleetBar->addStretch(1);
+    layout->addLayout(fleetBar);
+    m_status = new QLabel(this);
+    m_status->setWordWrap(true);
+    layout->addWidget(m_status);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    m_keys = new QTableView(split);
+    m_keys->setModel(m_model);
+    m_keys->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_keys->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    m_keys->verticalHeader()->hide();
+    m_servers = new QTreeWidget(split);
+    m_servers->setRootIsDecorated(false);
+    m_servers->setColumnCount(2);
+    m_servers->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    split->addWidget(m_keys);
+    split->addWidget(m_servers);
+    layout->addWidget(split, 1);
+    connect(m_connect, &QPushButton::clicked, this, [this] {
+        const QStringList hp = m_address->text().trimmed().split(QLatin1Char(':'));
+        bool ok = false;
+        int port = hp.value(1).toInt(&ok);
+        if (hp.size() != 2 || hp[0].isEmpty() || !ok || port <= 0 || port > 65535) {
+            showStatus(tr("Invalid tracker address '%1': expected host:port").arg(m_address->text()));
+            return;
+        }
+        Q_EMIT connectRequested(hp[0], port);
+    });
+    connect(m_address, &QLineEdit::returnPressed, m_connect, &QPushButton::click);
+    connect(m_fleet, &QPushButton::clicked, this, &TrackerPanel::startLocalFleetRequested);
+    retranslate();
+}
+
+void TrackerPanel::retranslate() {
+    m_title->setText(tr("Device tracker"));
+    m_addressLabel->setText(tr("Tracker"));
+    m_connect->setText(tr("Connect"));
+    m_fleet->setText(tr("Start local tracker + fleet"));
+    m_fleet->setToolTip(tr("Start a tracker on a free loopback port with one sandboxed RPC server of key \"local\""));
+    m_servers->setHeaderLabels({tr("Server address"), tr("Key")});
+    m_model->retranslate();
+    if (m_hasSnapshot)
+        updateSummary();
+    else
+        m_status->setText(tr("Not connected"));
+}
+
+void TrackerPanel::changeEvent(QEvent* e) {
+    if (e->type() == QEvent::LanguageChange) retranslate();
+    QWidget::changeEvent(e);
+}
+
+void TrackerPanel::setTrackerAddress(const QString& hostPort) { m_address->setText(hostPort); }
+QString TrackerPanel::statusText() const { return m_status->text(); }
+
+void TrackerPanel::showSnapshot(const session::DeviceQueueSnapshot& snapshot) {
+    m_snapshot = snapshot;
+    m_hasSnapshot = true;
+    m_model->setSnapshot(snapshot);
+    // The server list is short and has no selection to keep: refill it.
+    m_servers->clear();
+    for (const auto& s : snapshot.servers) m_servers->addTopLevelItem(new QTreeWidgetItem({s.address, s.key}));
+    updateSummary();
+}
+
+void TrackerPanel::updateSummary() {
+    int free = 0, total = 0;
+    for (const auto& k : m_snapshot.keys) {
+        free += k.free;
+        total += k.total;
+    }
+    m_status->setText(tr("Tracker %1: %n key(s)", nullptr, int(m_snapshot.keys.size())).arg(m_snapshot.tracker) +
+                      tr(", %1 of %2 servers free").arg(free).arg(total));
+}
+
+void TrackerPanel::showStatus(const QString& status) {
+    m_hasSnapshot = false;
+    m_status->setText(status);
+}
+
+}  // namespace tb::widgets

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The device tracker queue: connect to any tracker (ours or TVM's) by host:port and watch its
+// SUMMARY live (keys with total/free/pending, the server list); start a local tracker and a demo
+// fleet of servers from here.
+
+#include <QWidget>
+
+#include "app/session/snapshots.h"
+
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QTableView;
+class QTreeWidget;
+
+namespace tb::models {
+class DeviceQueueModel;
+}
+
+namespace tb::widgets {
+
+class TrackerPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit TrackerPanel(QWidget* parent = nullptr);
+    models::DeviceQueueModel* model() const { return m_model; }
+    QTreeWidget* serverList() const { return m_servers; }
+    QString statusText() const;
+    void setTrackerAddress(const QString& hostPort);
+
+public Q_SLOTS:
+    void showSnapshot(const tb::session::DeviceQueueSnapshot& snapshot);
+    void showStatus(const QString& status);
+
+Q_SIGNALS:
+    void connectRequested(const QString& host, int port);
+    void startLocalFleetRequested();
+
+protected:
+    void changeEvent(QEvent* e) override;
+
+private:
+    void retranslate();
+    void updateSummary();
+
+    models::DeviceQueueModel* m_model;
+    QLabel* m_title;
+    QLabel* m_addressLabel;
+    QLineEdit* m_address;
+    QPushButton* m_connect;
+    QPushButton* m_fleet;
+    QLabel* m_status;
+    QTableView* m_keys;
+    QTreeWidget* m_servers;
+    session::DeviceQueueSnapshot m_snapshot;
+    bool m_hasSnapshot = false;
+};
+
+}  // namespace tb::widgets
