@@ -56,34 +56,6 @@ struct KernelJob {
     lower::LoweredFunc func;
 };
 
-/// The workload key an older TVM (before v0.8) gave the same DAG: it named every input
-/// "placeholder", topi's conv2d_nhwc stages PaddedInput / Conv2dOutput, and the pooling stages
-/// "tensor" (tests/engine/tst_task_extraction.cpp shows this reproduces every key of a 2021
-/// resnet-18 log). Only the names differ, so such a log's steps replay on our DAG unchanged.
-std::string legacyWorkloadKey(const te::ComputeDAG& dag) {
-    std::string text = dag.print(true);
-    auto replaceWord = [&](const std::string& from, const std::string& to) {
-        auto isWord = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-        for (size_t pos = 0; (pos = text.find(from, pos)) != std::string::npos;) {
-            const bool start = pos == 0 || !isWord(text[pos - 1]);
-            const bool end = pos + from.size() >= text.size() || !isWord(text[pos + from.size()]);
-            if (start && end) {
-                text.replace(pos, from.size(), to);
-                pos += to.size();
-            } else {
-                pos += from.size();
-            }
-        }
-    };
-    for (const auto& t : dag.inputs()) replaceWord(t.name(), "placeholder");
-    if (text.find("conv2d_nhwc") != std::string::npos) replaceWord("pad_temp", "PaddedInput");
-    replaceWord("conv2d_nhwc", "Conv2dOutput");
-    for (const char* pool : {"pool_max", "adaptive_pool_sum", "adaptive_pool_avg"}) replaceWord(pool, "tensor");
-    std::vector<std::vector<int64_t>> shapes;
-    for (const auto& t : dag.tensors()) shapes.push_back(t.shape());
-    return te::makeWorkloadKey(md5Hex(text), shapes);
-}
-
 /// Chooses the schedule of one DAG and lowers it (never throws for a bad record or a default
 /// schedule that does not lower: it falls back and says so in the report).
 void lowerJob(KernelJob& job, const record::HistoryBest* history, const std::string& target,
@@ -92,7 +64,7 @@ void lowerJob(KernelJob& job, const record::HistoryBest* history, const std::str
     if (history) {
         const record::MeasureRecord* rec = history->query(target, r.workloadKey);
         if (!rec) {
-            rec = history->query(target, legacyWorkloadKey(job.dag));
+            rec = history->query(target, graph::legacyTvmWorkloadKey(job.dag));  // a log of TVM < 0.8
             if (rec) r.note = "record found under the pre-v0.8 TVM key";
         }
         if (rec) {

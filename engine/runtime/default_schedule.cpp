@@ -306,18 +306,17 @@ private:
         return true;
     }
 
-    /// True when the inputs that do not move with the outer spatial axes (weights, read again for
-    /// every output row) are much larger than the ones that do (activations).
-    bool weightHeavy(const Operation& op, int va) const {
+    /// True when the inputs that do not move with the `rows` axes (weights, read again for every
+    /// row) are much larger than the ones that do (activations).
+    bool weightHeavy(const Operation& op, const std::vector<int>& rows) const {
         std::vector<Expr> keep;
         std::vector<const te::LoadNode*> loads;
         collectLoads(op->body.at(0), m_inlined, keep, loads, 0);
         std::map<const OperationNode*, bool> movesWithRows;
         for (const auto* ld : loads) {
             bool moves = false;
-            for (size_t a = 0; a < op->axis.size(); ++a)
-                for (const auto& idx : ld->indices)
-                    moves = moves || (int(a) != va && mentions(idx, op->axis[a].var.node()));
+            for (int a : rows)
+                for (const auto& idx : ld->indices) moves = moves || mentions(idx, op->axis[size_t(a)].var.node());
             movesWithRows[ld->op.get()] = movesWithRows[ld->op.get()] || moves;
         }
         int64_t weights = 0, data = 0;
@@ -326,7 +325,7 @@ private:
             for (int64_t d : producer->shape) n *= d;
             (moves ? data : weights) += n;
         }
-        return weights > 8 * data;  // measured: 2.6x (mobilenet 14x14x512) is faster rows-outer
+        return weights > 8 * data;  // at 2.6x (mobilenet's 14x14x512 pointwise) rows-outer measured faster
     }
 
     /// Step 2 for the reduction at stage s. Returns false (state untouched) when it does not apply.
@@ -413,7 +412,10 @@ private:
             // far outweigh the data (late 1x1 convolutions), v.0 goes outermost instead,
             // [v.0, others.., w.0, w.1, v.1], so each weight slice is streamed once.
             order.clear();
-            const bool vOuter = weightHeavy(op, va);
+            std::vector<int> rows;
+            for (int i = 0; i < nS; ++i)
+                if (i != va) rows.push_back(i);
+            const bool vOuter = weightHeavy(op, rows);
             if (vOuter) order.push_back(oAx[size_t(va)] + ".0");
             for (int i = 0; i < nS; ++i)
                 if (i != va && i != ra) order.push_back(oAx[size_t(i)]);
@@ -476,6 +478,17 @@ private:
             if (tr > 1) search::annotate(&m_state, m_dag, rf, cnt - 2, IteratorAnnotation::Unroll);
             search::annotate(&m_state, m_dag, rf, cnt - 1, IteratorAnnotation::Vectorize);
             search::split(&m_state, m_dag, repl, nS - 1, {tr});  // [S.., s.0, s.1, kv_v]
+            if (nS >= 2 && weightHeavy(op, {nS - 2})) {
+                // Weights reused across S_{-2} (winograd's tiles p): s.0 outside it, so a row tile of
+                // weights stays in L1 while S_{-2} runs: [.., s.0, S_{-2}, s.1, kv_v].
+                std::vector<int> o2;
+                for (int i = 0; i < nS - 2; ++i) o2.push_back(i);
+                o2.push_back(nS - 1);
+                o2.push_back(nS - 2);
+                o2.push_back(nS);
+                o2.push_back(nS + 1);
+                search::reorder(&m_state, m_dag, repl, o2);
+            }
             search::computeAt(&m_state, m_dag, rf, repl, nS - 1);
             search::annotate(&m_state, m_dag, repl, nS + 1, IteratorAnnotation::Unroll);
             parallelizeOuter(repl, nS, workOf(op), nullptr);
