@@ -48,12 +48,15 @@ int main(int argc, char** argv) {
     QCommandLineOption lang(QStringLiteral("lang"), QStringLiteral("User interface language: en or zh_CN (default: the system's)."),
                             QStringLiteral("LOCALE"));
     QCommandLineOption noTracker(QStringLiteral("no-tracker"), QStringLiteral("Do not start the local tracker and server."));
+    QCommandLineOption inspect(QStringLiteral("inspect"), QStringLiteral("Open the log inspector on a TVM tuning log."),
+                               QStringLiteral("LOG"));
     QCommandLineOption shot(QStringLiteral("screenshot"), QStringLiteral("Save a screenshot to FILE, then quit."),
                             QStringLiteral("FILE"));
     QCommandLineOption shotAfter(QStringLiteral("screenshot-after"),
                                  QStringLiteral("Seconds to wait before the screenshot (default 30)."),
                                  QStringLiteral("S"), QStringLiteral("30"));
-    p.addOptions({autostart, network, onnx, trials, perRound, costModel, target, log, resume, lang, noTracker, shot, shotAfter});
+    p.addOptions({autostart, network, onnx, trials, perRound, costModel, target, log, resume, lang, noTracker, inspect, shot,
+                  shotAfter});
     p.process(app);
 
     tb::session::TuningSession session;
@@ -95,6 +98,7 @@ int main(int argc, char** argv) {
         tracker.startLocalFleet();
     }
     if (p.isSet(autostart)) QTimer::singleShot(0, &window, [&window] { window.startTuning(); });
+    if (p.isSet(inspect)) window.openLogInspector(p.value(inspect));
 
     if (p.isSet(shot)) {
         const QString file = p.value(shot);

@@ -315,6 +315,10 @@
         <source>Select a task in the table</source>
         <translation>请在表格中选择一个任务</translation>
     </message>
+    <message>
+        <source>Warm-up: measured tasks only</source>
+        <translation>预热：仅含已测量任务</translation>
+    </message>
 </context>
 <context>
     <name>tb::widgets::LogInspector</name>

@@ -16,6 +16,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <vector>
 
 namespace tb::widgets {
 
@@ -134,8 +135,9 @@ void DagView::setDag(const session::DagSnapshot& dag) {
     m_scene->clear();
     m_nodes = m_edges = 0;
     const int n = int(dag.stages.size());
+    if (n <= 0) return;
     // Layer = longest path from a source; stages arrive in topological (stage) order, so one pass.
-    QList<int> layer(n, 0);
+    std::vector<int> layer(size_t(n), 0);
     for (const auto& [src, dst] : dag.edges)
         if (src >= 0 && dst >= 0 && src < n && dst < n) layer[dst] = std::max(layer[dst], layer[src] + 1);
     // A placeholder sits just above its first reader, not at the very top.
@@ -143,10 +145,10 @@ void DagView::setDag(const session::DagSnapshot& dag) {
         if (!dag.isPlaceholder.value(i)) continue;
         int firstReader = -1;
         for (const auto& [src, dst] : dag.edges)
-            if (src == i && (firstReader < 0 || layer[dst] < layer[firstReader])) firstReader = dst;
+            if (src == i && dst >= 0 && dst < n && (firstReader < 0 || layer[dst] < layer[firstReader])) firstReader = dst;
         if (firstReader >= 0) layer[i] = std::max(0, layer[firstReader] - 1);
     }
-    QList<int> slot(n, 0);
+    std::vector<int> slot(size_t(n), 0);
     QHash<int, int> used;
     int widest = 1;
     for (int i = 0; i < n; ++i) {
@@ -155,7 +157,7 @@ void DagView::setDag(const session::DagSnapshot& dag) {
     }
     const QPalette pal = palette();
     QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
-    QList<QRectF> boxes(n);
+    std::vector<QRectF> boxes(static_cast<size_t>(n));
     const double w = 200, h = 40, dx = 230, dy = 80;
     for (int i = 0; i < n; ++i) {
         // Centre each layer over the widest one.

@@ -116,7 +116,9 @@ void LatencyChart::applyPalette() {
         a->setTickLabelColor(p.color(QPalette::Text));
         a->setLabelColor(p.color(QPalette::Text));
     }
-    m_plot->legend->setBrush(p.color(QPalette::Base));
+    QColor legendBack = p.color(QPalette::Base);
+    legendBack.setAlpha(220);
+    m_plot->legend->setBrush(legendBack);
     m_plot->legend->setTextColor(p.color(QPalette::Text));
     m_plot->legend->setBorderPen(QPen(p.color(QPalette::Mid)));
 }
@@ -154,12 +156,15 @@ void LatencyChart::rebuild() {
                     total = p.tasks;
                 }
             }
-            partial->setName(tr("Tasks measured so far: %1 of %2").arg(lastTasks).arg(total));
+            const bool warmingUp = g->data()->isEmpty();
+            partial->setName(warmingUp ? tr("Tasks measured so far: %1 of %2").arg(lastTasks).arg(total)
+                                       : tr("Warm-up: measured tasks only"));
             if (!partial->data()->isEmpty()) {
                 m_plot->legend->setVisible(true);
-                // The warm-up curve rises, the estimate then falls: keep the legend off both.
+                // The warm-up curve rises from the bottom left, the estimate then falls to the right
+                // well above zero: top left while warming up, bottom right afterwards.
                 m_plot->axisRect()->insetLayout()->setInsetAlignment(
-                    0, Qt::AlignTop | (g->data()->isEmpty() ? Qt::AlignLeft : Qt::AlignRight));
+                    0, warmingUp ? (Qt::AlignTop | Qt::AlignLeft) : (Qt::AlignBottom | Qt::AlignRight));
                 if (g->data()->isEmpty()) m_plot->legend->removeItem(m_plot->legend->itemWithPlottable(g));
             }
             break;
@@ -225,7 +230,8 @@ void LatencyChart::rebuild() {
     } else {
         // Some air above the curve, and latencies start at zero.
         const QCPRange y = m_plot->yAxis->range();
-        m_plot->yAxis->setRange(std::min(0.0, y.lower), y.upper + 0.08 * std::max(1e-9, y.size()));
+        const double lower = std::min(0.0, y.lower);
+        m_plot->yAxis->setRange(lower, y.upper + 0.08 * std::max(1e-9, y.upper - lower));
     }
     if (m_plot->isVisible()) m_plot->replot(QCustomPlot::rpQueuedReplot);  // hidden: replotted on resize
 }

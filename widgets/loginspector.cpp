@@ -12,6 +12,8 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include "widgets/qcustomplot_include.h"
 
 #include "app/session/logloader.h"
@@ -46,6 +48,7 @@ LogPane::LogPane(QWidget* parent) : QWidget(parent) {
     m_workloads->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_workloads->setTextElideMode(Qt::ElideMiddle);
     m_workloads->verticalHeader()->hide();
+    m_workloads->verticalHeader()->setDefaultSectionSize(m_workloads->fontMetrics().height() + 6);
     l->addWidget(m_workloads, 2);
     m_plot = new QCustomPlot(this);
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
@@ -57,6 +60,7 @@ LogPane::LogPane(QWidget* parent) : QWidget(parent) {
     m_errors->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
     m_errors->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_errors->verticalHeader()->hide();
+    m_errors->verticalHeader()->setDefaultSectionSize(m_errors->fontMetrics().height() + 6);
     l->addWidget(m_errors, 1);
     connect(m_workloads, &QTableWidget::currentCellChanged, this, [this](int row) { plotWorkload(row); });
     retranslate();
@@ -116,6 +120,9 @@ void LogPane::setLog(const session::LogSnapshot& log) {
         m_workloads->setItem(i, 4, w.gflops >= 0 ? number(w.gflops, 2) : item(QStringLiteral("-")));
         m_workloads->setItem(i, 5, item(w.target));
     }
+    // Logs carry no DAGs, so FLOPs (and GFLOPS) are known only for some workloads, often none.
+    m_workloads->setColumnHidden(4, std::none_of(log.workloads.cbegin(), log.workloads.cend(),
+                                                 [](const session::LogWorkloadRow& w) { return w.gflops >= 0; }));
     m_errors->clearContents();
     m_errors->setRowCount(int(log.errorCounts.size() + (log.badLines.isEmpty() ? 0 : 1)));
     int r = 0;

@@ -241,7 +241,7 @@ void MainWindow::buildMenus() {
     m_fileMenu = menuBar()->addMenu(QString());
     m_inspectorAction = m_fileMenu->addAction(QIcon(QStringLiteral(":/icons/log.svg")), QString());
     m_inspectorAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
-    connect(m_inspectorAction, &QAction::triggered, this, &MainWindow::openLogInspector);
+    connect(m_inspectorAction, &QAction::triggered, this, [this] { openLogInspector(); });
     m_fileMenu->addSeparator();
     m_quitAction = m_fileMenu->addAction(QString());
     m_quitAction->setShortcut(QKeySequence::Quit);
@@ -342,6 +342,7 @@ void MainWindow::startTuning() {
 void MainWindow::onSessionState(int s) {
     const auto st = session::TuningSession::State(s);
     const bool idle = st == session::TuningSession::State::Idle;
+    if (idle) m_setup->refreshResumeOffer();  // the job just written can be continued
     m_start->setEnabled(idle && m_setup->isValid());
     m_setup->setEnabled(idle);
     m_pause->setEnabled(st == session::TuningSession::State::Running || st == session::TuningSession::State::Paused);
@@ -391,14 +392,14 @@ void MainWindow::selectTask(int taskId) {
     m_session->requestDag(taskId);
 }
 
-void MainWindow::openLogInspector() {
+void MainWindow::openLogInspector(const QString& logPath) {
     // A separate window that closes with ours.
     auto* w = new LogInspector(this);
     w->setWindowFlag(Qt::Window);
     w->setAttribute(Qt::WA_DeleteOnClose);
     w->setWindowIcon(windowIcon());
     w->show();
-    const QString log = m_lastLogPath.isEmpty() ? m_setup->job().logPath : m_lastLogPath;
+    const QString log = !logPath.isEmpty() ? logPath : m_lastLogPath.isEmpty() ? m_setup->job().logPath : m_lastLogPath;
     if (!log.isEmpty() && QFileInfo(log).isFile()) w->openLog(log);
 }
 

@@ -67,6 +67,8 @@ public:
     int selectedTask() const { return m_selectedTask; }
     /// Selects a task in the table (and asks the session for its DAG).
     void selectTask(int taskId);
+    /// Opens a log inspector window on `logPath` (empty: the current job's log, if it exists).
+    void openLogInspector(const QString& logPath = QString());
 
 protected:
     void closeEvent(QCloseEvent* e) override;
@@ -77,7 +79,6 @@ private:
     void retranslate();
     void onSessionState(int state);
     void updateStatus();
-    void openLogInspector();
 
     session::TuningSession* m_session;
     session::TrackerMonitor* m_trackerMonitor;

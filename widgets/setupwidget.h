@@ -38,6 +38,8 @@ public:
     /// The inline message under the target field (empty when the target is valid).
     QString targetError() const;
     void setTargetText(const QString& text);
+    /// Offers (and ticks) "resume" when the log file exists, e.g. after a job wrote it.
+    void refreshResumeOffer() { updateResumeOffer(); }
 
 Q_SIGNALS:
     void validityChanged(bool valid);

@@ -7,7 +7,7 @@
 #include <atomic>
 #include <vector>
 
-#include "app/session/sandboxexecutor.h"
+#include "engine/measure/sandbox_executor.h"
 #include "engine/rpc/rpc_server.h"
 #include "engine/rpc/tracker.h"
 #include "engine/rpc/tracker_client.h"
@@ -45,7 +45,7 @@ public:
                 Q_EMIT localTrackerStarted(QStringLiteral("127.0.0.1"), m_tracker->port());
             }
             // Servers measure in the sandbox unless the caller wired another executor.
-            std::shared_ptr<rpc::MeasureExecutor> exec = factory ? factory() : std::make_shared<SandboxExecutor>();
+            std::shared_ptr<rpc::MeasureExecutor> exec = factory ? factory() : std::make_shared<measure::SandboxExecutor>();
             for (int i = 0; i < servers; ++i) {
                 rpc::RpcServerOptions so;
                 so.host = "127.0.0.1";

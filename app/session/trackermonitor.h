@@ -29,7 +29,8 @@ public:
     explicit TrackerMonitor(QObject* parent = nullptr);
     ~TrackerMonitor() override;
 
-    /// How local fleet servers run candidates; by default the sandboxed runner (SandboxExecutor).
+    /// How local fleet servers run candidates; by default the sandboxed runner
+    /// (measure::SandboxExecutor, as `tunebench-cli rpc-server`).
     void setExecutorFactory(ExecutorFactory f);
     /// Host and port of the tracker started by startLocalFleet() (port 0 before).
     QString localTrackerHost() const;

@@ -204,6 +204,8 @@ void TuningWorker::start(const TuningJob& job, quint64 jobId) {
             rr.target = e->target;
             rr.repeat = std::max(1, job.repeat);
             rr.minRepeatMs = job.minRepeatMs;
+            // A tracker that is not there should fail the job soon, not after TVM's minute.
+            rr.trackerRetryTimeoutS = 10;
             e->runner = measure::makeRpcRunner(rr);
 #else
             TB_USER_ERROR() << "the RPC runner is not available in this build";

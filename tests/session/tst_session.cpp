@@ -11,6 +11,7 @@
 #include <QThread>
 #include <QtTest>
 
+#include "app/session/trackermonitor.h"
 #include "app/session/tuningsession.h"
 
 using namespace tb;
@@ -283,6 +284,53 @@ private Q_SLOTS:
         for (const auto& r : rows) QVERIFY(r.bestMs > 0);
         QCOMPARE(latency.first()[0].value<session::LatencyPoint>().trials, first);
         QVERIFY(int(readRecords(log).size()) > first);
+    }
+
+    // The embedded default's device: an in-process tracker with one sandboxed server of key
+    // "local" (TrackerMonitor), measured through the RPC runner.
+    void testRpcRunnerOnLocalFleet() {
+        QVERIFY(TuningSession::rpcRunnerAvailable());
+        session::TrackerMonitor monitor;
+        QSignalSpy started(&monitor, &session::TrackerMonitor::localTrackerStarted);
+        QSignalSpy queue(&monitor, &session::TrackerMonitor::queueChanged);
+        monitor.startLocalFleet();
+        QVERIFY(waitFor(started, 1, 30000));
+        const int port = started[0][1].toInt();
+        const auto localIsFree = [&] {
+            for (const auto& a : queue)
+                for (const auto& k : a[0].value<session::DeviceQueueSnapshot>().keys)
+                    if (k.key == QLatin1String("local") && k.free == 1) return true;
+            return false;
+        };
+        QDeadlineTimer deadline(30000);
+        while (!localIsFree() && !deadline.hasExpired()) queue.wait(2000);
+        QVERIFY(localIsFree());
+
+        QTemporaryDir dir;
+        const QString log = dir.filePath(QStringLiteral("rpc.json"));
+        TuningSession s;
+        QSignalSpy measured(&s, &TuningSession::measurementsAvailable);
+        QSignalSpy finished(&s, &TuningSession::tuningFinished);
+        QSignalSpy failed(&s, &TuningSession::tuningFailed);
+        auto job = smallJob(log, 8, 8);
+        job.runner = QStringLiteral("rpc");
+        job.trackerHost = QStringLiteral("127.0.0.1");
+        job.trackerPort = port;
+        job.deviceKey = QStringLiteral("local");
+        s.start(job);
+        QVERIFY2(waitFor(finished), qPrintable(failed.isEmpty() ? QStringLiteral("timeout") : failed[0][0].toString()));
+        int ok = 0;
+        QString errors;
+        for (const auto& a : measured)
+            for (const auto& r : a[0].value<QList<session::MeasureRow>>()) {
+                if (r.errorNo == 0)
+                    ++ok;
+                else
+                    errors += r.errorMessage + QLatin1Char('\n');
+            }
+        QVERIFY2(ok > 0, qPrintable(errors));
+        QCOMPARE(int(readRecords(log).size()), countRows(measured));
+        monitor.stopAll();
     }
 
     void testFailures_data() {

@@ -236,6 +236,11 @@ private Q_SLOTS:
                                          << QStringLiteral("auto_scheduler") << 24 << 1265;
         QTest::addRow("autotvm tophub arm") << QStringLiteral("../shared/data/logs/autotvm/tophub_arm_cpu_v0.08.log")
                                             << QStringLiteral("autotvm") << 258 << 1164;
+        // The other shared logs: -1 = "at least one" (their exact counts are the record layer's tests).
+        for (const char* f : {"ansor/tvm_ci_conv2d.json", "ansor/tvm_ci_matmul.json", "ansor/tvm_ci_sparse_dense.json"})
+            QTest::addRow("%s", f) << QStringLiteral("../shared/data/logs/") + QLatin1String(f) << QStringLiteral("auto_scheduler") << -1 << -1;
+        for (const char* f : {"autotvm/tophub_llvm_v0.04.log", "autotvm/tophub_mali_v0.06.log"})
+            QTest::addRow("%s", f) << QStringLiteral("../shared/data/logs/") + QLatin1String(f) << QStringLiteral("autotvm") << -1 << -1;
     }
     void testLogInspector() {
         QFETCH(QString, path);
@@ -250,7 +255,12 @@ private Q_SLOTS:
         QVERIFY(waitFor(loaded, 1, 60000));
         const widgets::LogPane* pane = inspector.leftPane();
         QCOMPARE(pane->log().format, format);
-        QCOMPARE(pane->log().records, records);
+        if (records >= 0)
+            QCOMPARE(pane->log().records, records);
+        else
+            QVERIFY(pane->log().records > 0);
+        if (workloads < 0) workloads = int(pane->log().workloads.size());
+        QVERIFY(workloads > 0);
         QCOMPARE(pane->workloadTable()->rowCount(), workloads);
         QCOMPARE(int(pane->log().workloads.size()), workloads);
         QVERIFY(pane->errorTable()->rowCount() >= 1);
