@@ -102,8 +102,13 @@ int runTune(const QStringList& args) {
     QCommandLineOption minRepeat(QStringLiteral("min-repeat-ms"), QStringLiteral("Runner min_repeat_ms (default 100)."),
                                  QStringLiteral("MS"), QStringLiteral("100"));
     QCommandLineOption flush(QStringLiteral("cache-flush"), QStringLiteral("Flush caches before each repeat (TVM enable_cpu_cache_flush)."));
+    QCommandLineOption only(QStringLiteral("tasks"),
+                            QStringLiteral("Tune only these task IDs of the extraction order (comma list, e.g. 2,5)."),
+                            QStringLiteral("IDS"));
+    QCommandLineOption noSeed(QStringLiteral("no-default-seed"),
+                              QStringLiteral("Do not measure each task's default schedule in its first round (pure Ansor)."));
     p.addOptions({target, trials, log, resume, strategy, perRound, seed, costModel, early, runner, tracker, key, tsv,
-                  repeat, minRepeat, flush});
+                  repeat, minRepeat, flush, only, noSeed});
     if (!p.parse(args)) {
         std::fprintf(stderr, "error: %s\n", qPrintable(p.errorText()));
         return 2;
@@ -129,8 +134,20 @@ int runTune(const QStringList& args) {
     eo.target = targetString;
     auto extracted = graph::extractTasks(g, eo);
     TB_USER_CHECK(!extracted.empty()) << "the network has no task to tune";
+    std::vector<bool> keep(extracted.size(), !p.isSet(only));
+    if (p.isSet(only)) {
+        for (const QString& id : p.value(only).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+            bool ok = false;
+            const int k = id.trimmed().toInt(&ok);
+            TB_USER_CHECK(ok && k >= 0 && k < int(extracted.size()))
+                << "--tasks: '" << id.toStdString() << "' is not a task ID of this network (0.." << extracted.size() - 1 << ")";
+            keep[size_t(k)] = true;
+        }
+    }
     std::vector<tuning::NetworkTask> tasks;
-    for (const auto& e : extracted) {
+    for (size_t ei = 0; ei < extracted.size(); ++ei) {
+        if (!keep[ei]) continue;
+        const auto& e = extracted[ei];
         tuning::NetworkTask t;
         t.task.dag = std::make_shared<te::ComputeDAG>(e.dag);
         t.task.workloadKey = e.workloadKey;
@@ -152,6 +169,7 @@ int runTune(const QStringList& args) {
                                       : tuning::TaskSchedulerOptions::Strategy::RoundRobin;
     to.seed = p.value(seed).toULongLong();
     to.costModel = p.value(costModel).toStdString();
+    to.seedDefaultSchedule = !p.isSet(noSeed);
 
     cost_model::StateLowerer lowerer = [](const search::SearchTask& t, const State& s) {
         return lower::lowerState(*t.dag, s);

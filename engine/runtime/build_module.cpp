@@ -83,7 +83,7 @@ void lowerJob(KernelJob& job, const record::HistoryBest* history, const std::str
     }
     if (options.defaultSchedules) {
         try {
-            State s = inferBound(defaultSchedule(job.dag, options.defaults));
+            State s = inferBound(search::defaultSchedule(job.dag, options.defaults));
             job.func = lower::lowerState(job.dag, s, r.symbol);
             r.source = ScheduleSource::Default;
             r.steps = int(s.transformSteps().size());

@@ -32,7 +32,7 @@
 
 #include "engine/graph/graph.h"
 #include "engine/runtime/benchmark.h"
-#include "engine/runtime/default_schedule.h"
+#include "engine/search/default_schedule.h"
 #include "engine/runtime/graph_json.h"
 #include "engine/runtime/graph_runtime.h"
 #include "engine/te/interpreter.h"
@@ -55,7 +55,7 @@ struct BuildOptions {
     bool includeCompatible = false;
     /// Groups without a record: true = default_schedule.h, false = the unscheduled lowering.
     bool defaultSchedules = true;
-    DefaultScheduleOptions defaults;  ///< vectorLanes is overridden by the target's vector width
+    search::DefaultScheduleOptions defaults;  ///< vectorLanes is overridden by the target's vector width
 };
 
 /// Where a kernel's schedule came from.

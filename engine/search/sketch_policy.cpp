@@ -567,6 +567,33 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 std::vector<PickedState> SketchPolicy::searchOneRound(int numMeasures) {
+    // Seeds first: they are measured as they are, without a search.
+    std::vector<PickedState> seeded;
+    if (!m_seeds.empty()) {
+        std::vector<State> seeds = inferAndPrune(m_seeds);
+        m_seeds.clear();
+        for (auto& s : seeds) {
+            if (!s.defined() || int(seeded.size()) >= numMeasures) continue;
+            std::string str = s.toStr();
+            if (!m_measuredSet.insert(str).second) continue;
+            m_measuredVector.push_back(s);
+            m_measuredThroughputs.push_back(0.0);  // filled after measuring
+            seeded.push_back({s, 0.0f});
+        }
+        numMeasures -= int(seeded.size());
+        if (numMeasures <= 0) return seeded;
+    }
+    std::vector<PickedState> searched = searchOneRoundImpl(numMeasures);
+    seeded.insert(seeded.end(), searched.begin(), searched.end());
+    return seeded;
+}
+
+void SketchPolicy::addSeedStates(std::vector<State> states) {
+    for (auto& s : states)
+        if (s.defined()) m_seeds.push_back(std::move(s));
+}
+
+std::vector<PickedState> SketchPolicy::searchOneRoundImpl(int numMeasures) {
     const int population = m_params.evolutionaryPopulation;
     auto t0 = std::chrono::steady_clock::now();
     int numUseMeasured = std::min(int(m_measuredVector.size()), int(m_params.sampleInitUseMeasuredRatio * population));

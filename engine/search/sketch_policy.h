@@ -88,6 +88,13 @@ public:
 
     /// Marks states as measured (resume from a log: TVM PreloadMeasuredStates). `costs` in seconds.
     void preloadMeasured(const std::vector<State>& states, const std::vector<double>& meanCosts);
+    /// States to measure first, ahead of the search's own picks in the next round (they count
+    /// against that round's numMeasures). Not in TVM: NetworkTuner seeds every task with its
+    /// default schedule (default_schedule.h), so a task's best record is never worse than the
+    /// schedule the compiler would use without one, and the evolutionary search starts from it
+    /// (measured states join the initial population). Steps applied, bound inference not needed;
+    /// states that fail bound inference or were already measured are dropped.
+    void addSeedStates(std::vector<State> states);
 
     // Building blocks, public for tests and benchmarks.
     std::vector<State> sampleInitPopulation();
@@ -111,6 +118,7 @@ private:
     State mutateAutoUnroll(const State& s, std::mt19937_64& rng);
     State mutateComputeLocation(const State& s, std::mt19937_64& rng);
     State mutateParallel(const State& s, std::mt19937_64& rng);
+    std::vector<PickedState> searchOneRoundImpl(int numMeasures);
     /// Bound inference + pruning (nested parallel); undefined entries for invalid states.
     std::vector<State> inferAndPrune(const std::vector<State>& states);
     std::vector<float> predict(const std::vector<State>& states);
@@ -124,6 +132,7 @@ private:
     bool m_sketchesDone = false;
     std::unordered_set<std::string> m_measuredSet;
     std::vector<State> m_measuredVector;
+    std::vector<State> m_seeds;  ///< addSeedStates, not yet measured
     std::vector<double> m_measuredThroughputs;
     SplitFactorizationMemo m_memo;
     RoundStats m_stats;

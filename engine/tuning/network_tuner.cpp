@@ -55,6 +55,15 @@ NetworkTuner::NetworkTuner(std::vector<NetworkTask> tasks, TuneOptions options, 
                 if (auto* s = std::get_if<std::string>(a)) tag = *s;
         st.push_back({t.task.workloadKey, t.task.desc, t.task.flop(), t.weight, tag});
         auto policy = std::make_unique<search::SketchPolicy>(t.task, m_model, m_options.policy, m_options.seed + uint64_t(i) * 7919);
+        if (m_options.seedDefaultSchedule) {
+            search::DefaultScheduleOptions dso;
+            if (t.task.hardware.vectorUnitBytes >= 4) dso.vectorLanes = t.task.hardware.vectorUnitBytes / 4;
+            try {
+                policy->addSeedStates({search::defaultSchedule(*t.task.dag, dso)});
+            } catch (const std::exception&) {
+                // No default schedule for this DAG: the search alone covers it.
+            }
+        }
         m_policies.push_back(policy.get());
         tuners.push_back(std::make_unique<PolicyTuner>(this, i, std::move(policy)));
     }

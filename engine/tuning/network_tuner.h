@@ -18,6 +18,7 @@
 
 #include "engine/cost_model/cost_model.h"
 #include "engine/cost_model/xgb_model.h"
+#include "engine/search/default_schedule.h"
 #include "engine/search/sketch_policy.h"
 #include "engine/tuning/task_scheduler.h"
 
@@ -37,6 +38,9 @@ struct TuneOptions {
     uint64_t seed = 0;
     std::string costModel = "xgb";   ///< "xgb" or "random"
     search::SketchPolicyParams policy;
+    /// Measure each task's default schedule (search/default_schedule.h) in its first round, so the
+    /// best record is never worse than what the compiler uses without one. Not in TVM.
+    bool seedDefaultSchedule = true;
     cost_model::XGBModelParams xgb;
 };
 

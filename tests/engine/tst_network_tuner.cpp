@@ -9,6 +9,7 @@
 #include "engine/record/record_io.h"
 #include "engine/schedule/infer_bound.h"
 #include "engine/schedule/transform_step.h"
+#include "engine/search/default_schedule.h"
 #include "engine/te/interpreter.h"
 #include "engine/tuning/network_tuner.h"
 #include "engine/tuning/program_measurer.h"
@@ -97,6 +98,16 @@ private Q_SLOTS:
                 QVERIFY(tuner.bestCost(t) > 0 && tuner.bestCost(t) < 1.0);
                 QVERIFY(tuner.bestState(t).defined());
                 firstBest[t] = tuner.bestCost(t);
+            }
+            // Each task's first measured state is its default schedule (seedDefaultSchedule), and the
+            // best record is at least as fast as it.
+            for (int t = 0; t < 2; ++t) {
+                auto first = std::find_if(col.all.begin(), col.all.end(), [&](const auto& m) { return m.taskId == t; });
+                QVERIFY(first != col.all.end());
+                const State def = inferBound(search::defaultSchedule(*tuner.tasks()[size_t(t)].task.dag));
+                QCOMPARE(first->state.toStr(), def.toStr());
+                QCOMPARE(first->outcome.errorNo, 0);
+                QVERIFY(tuner.bestCost(t) <= first->outcome.meanCost());
             }
             // The estimated latency is the weighted sum of the best costs.
             QCOMPARE(tuner.scheduler().currentScore(), 2 * firstBest[0] + firstBest[1]);

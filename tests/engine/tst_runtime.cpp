@@ -23,7 +23,7 @@
 #include "engine/measure/timer.h"
 #include "engine/runtime/benchmark.h"
 #include "engine/runtime/build_module.h"
-#include "engine/runtime/default_schedule.h"
+#include "engine/search/default_schedule.h"
 #include "engine/runtime/graph_json.h"
 #include "engine/runtime/memory_plan.h"
 #include "engine/schedule/infer_bound.h"
@@ -199,7 +199,7 @@ private Q_SLOTS:
         const auto groups = graph::fuseOps(g);
         QCOMPARE(groups.size(), size_t(1));
         graph::LoweredGroup lg = graph::lowerGroup(g, groups[0]);
-        State s = defaultSchedule(lg.dag);
+        State s = search::defaultSchedule(lg.dag);
         std::set<std::string> kinds;
         for (const auto& st : s.transformSteps()) kinds.insert(st.prefix());
         QVERIFY(kinds.count("CI"));  // bias add inlined

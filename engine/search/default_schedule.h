@@ -31,13 +31,17 @@
 ///      part), and the outermost spatial loops are fused (until `parallelGoal` iterations) and
 ///      parallelized when the stage does enough work (`parallelMinWork` multiply-adds or points).
 /// When this state cannot be lowered, the compiler falls back to lower::lowerComputeDag.
+///
+/// The same state seeds the search (tuning::TuneOptions::seedDefaultSchedule): it is measured in
+/// each task's first round, so a tuned network is never slower than the untuned one, and as a
+/// measured state it joins the evolutionary search's initial population.
 
 #include <cstdint>
 
 #include "engine/schedule/loop_state.h"
 #include "engine/te/compute_dag.h"
 
-namespace tb::runtime {
+namespace tb::search {
 
 struct DefaultScheduleOptions {
     int vectorLanes = 16;                     ///< float32 lanes of the target's vectors (16: AVX-512)
@@ -52,4 +56,4 @@ struct DefaultScheduleOptions {
 /// tb::UserError or InternalError when a step does not apply (the caller falls back).
 State defaultSchedule(const te::ComputeDAG& dag, const DefaultScheduleOptions& options = {});
 
-}  // namespace tb::runtime
+}  // namespace tb::search

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "engine/runtime/default_schedule.h"
+#include "engine/search/default_schedule.h"
 
 #include <algorithm>
 #include <functional>
@@ -11,7 +11,7 @@
 #include "engine/search/search_utils.h"
 #include "engine/support/error.h"
 
-namespace tb::runtime {
+namespace tb::search {
 
 namespace {
 
@@ -512,4 +512,4 @@ State defaultSchedule(const te::ComputeDAG& dag, const DefaultScheduleOptions& o
     return Scheduler(dag, options).run();
 }
 
-}  // namespace tb::runtime
+}  // namespace tb::search
