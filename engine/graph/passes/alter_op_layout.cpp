@@ -6,6 +6,7 @@
 // layout its value is in. Convolutions pick their x86 implementation (winograd / NCHWc / left
 // alone), layout-agnostic ops follow their inputs' layout, and everything else receives its inputs
 // transformed back to the original layout, as Relay's LayoutRewriter does.
+#include <algorithm>
 #include <map>
 
 #include "engine/graph/op_registry.h"
@@ -45,6 +46,26 @@ int64_t blockOf(int64_t n, int64_t limit) {
     for (int64_t bn = limit; bn > 1; --bn)
         if (n % bn == 0) return bn;
     return 1;
+}
+
+/// `layout` with the factor of every sub-axis whose primal extent in `primalShape` is 1 set to 1:
+/// a [1, 1, H, W] operand broadcast against an NCHW8c tensor is read as NCHW1c (TVM
+/// AdjustSubordinateFactors in BinaryBroadcastLayoutHelper, src/relay/transforms/infer_layout_utils.cc).
+std::string adjustSubordinateFactors(const std::string& layout, const Shape& primalShape) {
+    Layout l(layout);
+    const std::string primal = l.primal();
+    if (primalShape.size() != primal.size()) return layout;
+    std::string out;
+    for (const auto& ax : l.axes()) {
+        if (ax.factor == 0) {
+            out += ax.name;
+            continue;
+        }
+        const size_t p = primal.find(char(ax.name - 'a' + 'A'));
+        const int64_t f = p != std::string::npos && primalShape[p] == 1 ? 1 : ax.factor;
+        out += std::to_string(f) + ax.name;
+    }
+    return out;
 }
 
 class AlterLayout {
@@ -180,7 +201,10 @@ private:
             }
             if (!L.empty() && lx != L) {
                 if (rx == Layout(L).primal().size()) {
-                    v = layoutTransform(v, lx.empty() ? Layout(L).primal() : lx, L);
+                    Shape xs = srcShape(x);  // left-padded with 1s when expanded above
+                    xs.insert(xs.begin(), rx - std::min(rx, xs.size()), int64_t(1));
+                    const std::string Lx = adjustSubordinateFactors(L, xs);
+                    if (lx != Lx) v = layoutTransform(v, lx.empty() ? Layout(L).primal() : lx, Lx);
                 } else if (rx > 0) {
                     // A lower-rank operand that could not be expanded: read it in the original layout.
                     v = lx.empty() ? v : layoutTransform(v, lx, Layout(lx).primal());
