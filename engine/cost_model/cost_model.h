@@ -30,6 +30,12 @@ public:
     virtual ~CostModel() = default;
     /// Train on newly measured states of `task` (accumulated: the model keeps all data).
     virtual void update(const search::SearchTask& task, const std::vector<MeasuredState>& measured) = 0;
+    /// Several tasks' measurements at once (resume from a log): a model that retrains on update
+    /// retrains once here instead of once per task. `tasks[i]` goes with `measured[i]`.
+    virtual void updateMany(const std::vector<const search::SearchTask*>& tasks,
+                            const std::vector<std::vector<MeasuredState>>& measured) {
+        for (size_t i = 0; i < tasks.size(); ++i) update(*tasks[i], measured[i]);
+    }
     /// Scores of `states` (bound-inferred, concrete); higher is better; -inf = unusable.
     virtual std::vector<float> predict(const search::SearchTask& task, const std::vector<State>& states) = 0;
     /// True for the random baseline (the search then shortens evolution, as TVM does).

@@ -53,7 +53,7 @@ std::vector<std::vector<float>> XGBModel::features(const search::SearchTask& tas
     return rows;
 }
 
-void XGBModel::update(const search::SearchTask& task, const std::vector<MeasuredState>& measured) {
+void XGBModel::appendSamples(const search::SearchTask& task, const std::vector<MeasuredState>& measured) {
     std::vector<std::vector<std::vector<float>>> rows(measured.size());
     int threads = hwThreads(m_params.numThreads);
     std::vector<std::thread> pool;
@@ -66,9 +66,24 @@ void XGBModel::update(const search::SearchTask& task, const std::vector<Measured
         if (rows[i].empty()) continue;
         m_samples.push_back({task.workloadKey, std::move(rows[i]), measured[i].valid ? measured[i].meanCost : 1e10});
     }
+}
+
+void XGBModel::maybeTrain() {
     if (m_samples.empty()) return;
     if (m_params.adaptiveTraining && m_trainedOn > 0 && double(m_samples.size()) < 1.2 * double(m_trainedOn)) return;
     train();
+}
+
+void XGBModel::update(const search::SearchTask& task, const std::vector<MeasuredState>& measured) {
+    appendSamples(task, measured);
+    maybeTrain();
+}
+
+void XGBModel::updateMany(const std::vector<const search::SearchTask*>& tasks,
+                          const std::vector<std::vector<MeasuredState>>& measured) {
+    TB_CHECK(tasks.size() == measured.size()) << "updateMany: " << tasks.size() << " tasks, " << measured.size() << " batches";
+    for (size_t i = 0; i < tasks.size(); ++i) appendSamples(*tasks[i], measured[i]);
+    maybeTrain();
 }
 
 void XGBModel::train() {
@@ -105,6 +120,9 @@ void XGBModel::train() {
     set("eta", std::to_string(m_params.eta));
     set("seed", std::to_string(m_params.seed));
     set("nthread", std::to_string(hwThreads(m_params.numThreads)));
+    // Histogram splits: TVM leaves XGBoost's default ("exact" at our sizes), whose retraining on a
+    // whole network's log (~10^5 per-store rows) takes minutes on 2 cores; "hist" takes seconds.
+    set("tree_method", "hist");
     set("verbosity", "0");
     set("base_score", "0");
     set("disable_default_eval_metric", "1");

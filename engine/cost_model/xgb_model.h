@@ -48,6 +48,8 @@ public:
     ~XGBModel() override;
 
     void update(const search::SearchTask& task, const std::vector<MeasuredState>& measured) override;
+    void updateMany(const std::vector<const search::SearchTask*>& tasks,
+                    const std::vector<std::vector<MeasuredState>>& measured) override;
     std::vector<float> predict(const search::SearchTask& task, const std::vector<State>& states) override;
 
     /// Feature rows of a state (cached); empty when lowering fails.
@@ -67,6 +69,10 @@ private:
         double cost;  // seconds, 1e10 = failed
     };
     void train();
+    /// Extracts the features of `measured` (in parallel) and appends them to the training data.
+    void appendSamples(const search::SearchTask& task, const std::vector<MeasuredState>& measured);
+    /// train() unless adaptive training says the data has not grown enough.
+    void maybeTrain();
 
     StateLowerer m_lowerer;
     XGBModelParams m_params;

@@ -132,13 +132,20 @@ ResumeStats NetworkTuner::resume(const std::string& logPath) {
             // A record from another schedule space (e.g. a different TVM version): counted, not replayed.
         }
     }
+    std::vector<const search::SearchTask*> trainTasks;
+    std::vector<std::vector<cost_model::MeasuredState>> trainData;
     for (size_t i = 0; i < acc.size(); ++i) {
         if (acc[i].count == 0) continue;
         m_scheduler->restore(int(i), acc[i].count, acc[i].best);
         m_policies[i]->preloadMeasured(acc[i].states, acc[i].costs);
-        if (!acc[i].train.empty()) m_model->update(m_tasks[i].task, acc[i].train);
+        if (!acc[i].train.empty()) {
+            trainTasks.push_back(&m_tasks[i].task);
+            trainData.push_back(std::move(acc[i].train));
+        }
         m_trialCounter += acc[i].count;
     }
+    // One retraining on the whole log, not one per task.
+    if (!trainTasks.empty()) m_model->updateMany(trainTasks, trainData);
     return stats;
 }
 
