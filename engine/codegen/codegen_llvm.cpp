@@ -38,7 +38,9 @@ namespace {
 
 constexpr int kMaxLanes = 64;
 constexpr int64_t kMaxStackBytes = 256 * 1024;
-constexpr int64_t kMaxUnroll = 4096;
+// Unrolled loops are expanded (lower::expandUnrolled) only while the copies hold at most this
+// many stores; bigger ones (random search states can annotate big loops) run as serial loops.
+constexpr int64_t kMaxUnrolledStores = 16384;
 
 const te::BinaryNode* bin(const Expr& e) { return static_cast<const te::BinaryNode*>(e.get()); }
 
@@ -68,6 +70,17 @@ std::optional<int64_t> laneStride(const Expr& e, const te::Var& v) {
             return std::nullopt;
         default: return std::nullopt;
     }
+}
+
+// Serial loops whose body holds more stores than this (unrolled copies) are marked
+// llvm.loop.vectorize.enable = false (see emitSerialLoop).
+constexpr int64_t kMaxStoresForLoopVectorizer = 64;
+
+// BufferStore statements written in s (a loop's body counted once, not per iteration).
+int64_t countStores(const Stmt& s) {
+    int64_t n = 0;
+    lower::preOrderVisit(s, [&](const Stmt& x) { n += x->kind == lower::StmtKind::BufferStore; });
+    return n;
 }
 
 // Can a Vectorized loop over `lane` run `s` as one vector iteration?
@@ -127,7 +140,8 @@ public:
         }
         beginFunction(impl);
         for (unsigned i = 0; i < f.args.size(); ++i) m_bufs[f.args[i]->key.get()] = {f.args[i], impl->getArg(i)};
-        emitStmt(lower::unrollLoops(f.body));
+        // Unrolling happens in the loop IR (copies simplified there), not while emitting LLVM IR.
+        emitStmt(lower::expandUnrolled(lower::unrollLoops(f.body), kMaxUnrolledStores));
         m_b.CreateRetVoid();
         m_bufs.clear();
 
@@ -561,7 +575,17 @@ private:
         m_vars.erase(v.get());
         llvm::Value* next = m_b.CreateAdd(iv, llvm::ConstantInt::get(m_i64, 1), "", true, true);
         iv->addIncoming(next, m_b.GetInsertBlock());
-        m_b.CreateBr(head);
+        llvm::BranchInst* latch = m_b.CreateBr(head);
+        if (countStores(body) > kMaxStoresForLoopVectorizer) {
+            // A body of many (unrolled) statements: LLVM's loop vectorizer would spend seconds in
+            // its dependence analysis for a loop we did not ask to vectorize (and rarely wins).
+            llvm::Metadata* off[] = {llvm::MDString::get(m_ctx, "llvm.loop.vectorize.enable"),
+                                     llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(m_ctx))};
+            llvm::Metadata* ops[] = {nullptr, llvm::MDNode::get(m_ctx, off)};
+            llvm::MDNode* loopId = llvm::MDNode::getDistinct(m_ctx, ops);
+            loopId->replaceOperandWith(0, loopId);
+            latch->setMetadata(llvm::LLVMContext::MD_loop, loopId);
+        }
         m_b.SetInsertPoint(exit);
     }
 
@@ -572,14 +596,8 @@ private:
         TB_CHECK(!isVec(mn)) << "loop bound depends on a vector lane";
         switch (f->forKind) {
             case lower::ForKind::Unrolled:
-                if (constExt && ext <= kMaxUnroll) {
-                    for (int64_t k = 0; k < ext; ++k) {
-                        m_vars[f->var.get()] = m_b.CreateAdd(mn, llvm::ConstantInt::get(m_i64, k));
-                        emitStmt(f->body);
-                    }
-                    m_vars.erase(f->var.get());
-                    return;
-                }
+                // Left over by lower::expandUnrolled because it would exceed kMaxUnrolledStores:
+                // a serial loop (LLVM's own unroller may still unroll it partially).
                 break;
             case lower::ForKind::Vectorized:
                 if (constExt && ext >= 2 && ext <= kMaxLanes && m_lanes == 1 && canVectorize(f->body, f->var)) {
@@ -622,26 +640,49 @@ private:
         for (auto& [key, bb] : bufs) m_b.CreateStore(bb.ptr, slot(m_b, clos, k++));
 
         auto* bodyTy = llvm::FunctionType::get(llvm::Type::getVoidTy(m_ctx), {m_i64, m_i64, m_ptr}, false);
-        auto* fn = llvm::Function::Create(bodyTy, llvm::Function::InternalLinkage,
-                                          m_fn->getName() + "_par" + std::to_string(m_parCounter++), m_mod);
+        const std::string fnName = m_fn->getName().str() + "_par" + std::to_string(m_parCounter++);
+        auto* fn = llvm::Function::Create(bodyTy, llvm::Function::InternalLinkage, fnName, m_mod);
         setAttributes(fn);
-        // Save the caller's state, emit the body function, restore.
+        // The loop body goes into a second function that takes every buffer as a `noalias` pointer
+        // (as the kernel's _compute function does) and is always inlined into `fn`, which only
+        // unpacks the closure. Without it, the pointers loaded from the closure may alias, so LLVM
+        // keeps reduction accumulators in memory and reloads every input after each store
+        // (TVM gets the same facts from per-buffer TBAA metadata).
+        std::vector<llvm::Type*> implParams{m_i64, m_i64};
+        implParams.insert(implParams.end(), vars.size(), m_i64);
+        implParams.insert(implParams.end(), bufs.size(), m_ptr);
+        auto* impl = llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(m_ctx), implParams, false),
+                                            llvm::Function::InternalLinkage, fnName + "_body", m_mod);
+        setAttributes(impl);
+        impl->addFnAttr(llvm::Attribute::AlwaysInline);
+        for (size_t i = 0; i < bufs.size(); ++i) impl->addParamAttr(unsigned(2 + vars.size() + i), llvm::Attribute::NoAlias);
+        // Save the caller's state, emit the two functions, restore.
         llvm::Function* savedFn = m_fn;
         llvm::BasicBlock* savedEntry = m_entry;
         llvm::BasicBlock* savedBlock = m_b.GetInsertBlock();
         auto savedVars = m_vars;
         auto savedBufs = m_bufs;
         beginFunction(fn);
-        llvm::Value* cp = fn->getArg(2);
-        k = 0;
-        llvm::Value* mnIn = m_b.CreateLoad(m_i64, slot(m_b, cp, k++), "min");
+        {
+            llvm::Value* cp = fn->getArg(2);
+            k = 0;
+            llvm::Value* mnIn = m_b.CreateLoad(m_i64, slot(m_b, cp, k++), "min");
+            std::vector<llvm::Value*> args{m_b.CreateAdd(mnIn, fn->getArg(0)), m_b.CreateAdd(mnIn, fn->getArg(1))};
+            for (size_t i = 0; i < vars.size(); ++i) args.push_back(m_b.CreateLoad(m_i64, slot(m_b, cp, k++)));
+            for (auto& [key, bb] : bufs) args.push_back(m_b.CreateLoad(m_ptr, slot(m_b, cp, k++), bb.buf->name));
+            m_b.CreateCall(impl, args);
+            m_b.CreateRetVoid();
+        }
+        beginFunction(impl);
         m_vars.clear();
-        for (auto& [node, v] : vars) m_vars[node] = m_b.CreateLoad(m_i64, slot(m_b, cp, k++));
+        k = 2;
+        for (auto& [node, v] : vars) m_vars[node] = impl->getArg(unsigned(k++));
         m_bufs.clear();
-        for (auto& [key, bb] : bufs) m_bufs[key] = {bb.buf, m_b.CreateLoad(m_ptr, slot(m_b, cp, k++), bb.buf->name)};
-        llvm::Value* begin = m_b.CreateAdd(mnIn, fn->getArg(0));
-        llvm::Value* end = m_b.CreateAdd(mnIn, fn->getArg(1));
-        emitSerialLoop(f->var, begin, end, f->body);
+        for (auto& [key, bb] : bufs) {
+            impl->getArg(unsigned(k))->setName(bb.buf->name);
+            m_bufs[key] = {bb.buf, impl->getArg(unsigned(k++))};
+        }
+        emitSerialLoop(f->var, impl->getArg(0), impl->getArg(1), f->body);
         m_b.CreateRetVoid();
         m_fn = savedFn;
         m_entry = savedEntry;

@@ -17,8 +17,14 @@
 ///   - Parallel loops are outlined into `void body(int64 begin, int64 end, void* closure)` whose
 ///     closure carries every live loop variable and buffer pointer, and launched with
 ///     `tb_rt_parallel_for` on the engine's persistent thread pool (support/thread_pool.h).
-///   - Unrolled loops with a constant extent are copied, once per iteration, with the variable
-///     replaced by its value; `pragma_auto_unroll_max_step` regions go through lower::unrollLoops.
+///   - Parallel bodies get their buffers as `noalias` pointers (an always-inlined inner function),
+///     as the kernel itself does, so accumulators stay in registers and loads are hoisted.
+///   - `pragma_auto_unroll_max_step` regions go through lower::unrollLoops; Unrolled loops with a
+///     constant extent are then copied in the loop IR by lower::expandUnrolled (variable replaced
+///     by its value, copies simplified: constant-matrix selects fold before LLVM sees them), up to
+///     16384 stores per expanded loop; larger or non-constant ones run as serial loops.
+///   - A serial loop whose body holds more than 64 stores (unrolled copies) carries
+///     `llvm.loop.vectorize.enable = false`: LLVM's loop vectorizer otherwise spends seconds on it.
 ///   - Local Allocates up to 256 KiB live on the stack (hoisted allocas, one per function); larger
 ///     and Global ones on the heap (tb_rt_alloc/tb_rt_free around their body).
 /// Floating point: IEEE, with FMA contraction allowed (as TVM's `AllowFPOpFusion = Fast`); no other
@@ -57,7 +63,8 @@ struct CompiledKernel {
     double compileSeconds = 0;         ///< wall time of LLVM IR emission + optimisation + codegen (s)
 };
 
-/// Compile f for target (see the file comment). The body is run through lower::unrollLoops first.
+/// Compile f for target (see the file comment). The body is run through lower::unrollLoops and
+/// lower::expandUnrolled first.
 /// Throws tb::UserError for IR codegen cannot express (an unknown intrinsic, a load of an unbound
 /// buffer: both are bugs of the lowering that produced f, reported with the offending expression)
 /// and InternalError when LLVM's verifier rejects the module we built.

@@ -398,7 +398,16 @@ Stmt simplifyStmt(const Stmt& s, Analyzer& an) {
             auto* st = as<BufferStoreNode>(s);
             std::vector<Expr> idx;
             for (auto& x : st->indices) idx.push_back(an.simplify(x));
-            return makeStore(st->buffer, std::move(idx), an.simplify(st->value));
+            Expr value = an.simplify(st->value);
+            // `b[i] = b[i]` does nothing: what `b[i] = b[i] + x*0f` folds to once an unrolled copy
+            // makes a constant-matrix factor zero (winograd's data_pack / inverse).
+            if (value.kind() == ExprKind::Load) {
+                auto* ld = value.as<te::LoadNode>();
+                bool same = ld->op == st->buffer->key && ld->indices.size() == idx.size();
+                for (size_t i = 0; same && i < idx.size(); ++i) same = deepEqual(ld->indices[i], idx[i]);
+                if (same) return makeNop();
+            }
+            return makeStore(st->buffer, std::move(idx), std::move(value));
         }
         case StmtKind::IfThenElse: {
             auto* i = as<IfThenElseNode>(s);
@@ -483,7 +492,152 @@ Unrolled unroll(const Stmt& s, int64_t maxStep) {
     return {s, -1};
 }
 
+struct Expanded {
+    Stmt s;
+    int64_t stores;  // BufferStore statements in s (as written, not as executed)
+};
+
+Expanded expand(const Stmt& s, int64_t maxStores) {
+    if (!s) return {s, 0};
+    switch (s->kind) {
+        case StmtKind::For: {
+            auto* f = as<ForNode>(s);
+            Expanded body = expand(f->body, maxStores);
+            int64_t ext;
+            if (f->forKind == ForKind::Unrolled && te::isConstInt(f->extent, &ext) && ext >= 0 &&
+                ext * std::max<int64_t>(body.stores, 1) <= maxStores) {
+                std::vector<Stmt> copies;
+                copies.reserve(size_t(ext));
+                for (int64_t k = 0; k < ext; ++k) copies.push_back(substitute(body.s, {{f->var, f->min + te::intImm(k)}}));
+                return {makeSeq(std::move(copies)), ext * body.stores};
+            }
+            return {makeFor(f->var, f->min, f->extent, f->forKind, body.s), body.stores};
+        }
+        case StmtKind::Allocate: {
+            auto* a = as<AllocateNode>(s);
+            Expanded body = expand(a->body, maxStores);
+            return {makeAllocate(a->buffer, body.s), body.stores};
+        }
+        case StmtKind::BufferStore: return {s, 1};
+        case StmtKind::IfThenElse: {
+            auto* i = as<IfThenElseNode>(s);
+            Expanded t = expand(i->thenCase, maxStores), e = expand(i->elseCase, maxStores);
+            return {makeIf(i->condition, t.s, e.s), t.stores + e.stores};
+        }
+        case StmtKind::Seq: {
+            std::vector<Stmt> v;
+            int64_t stores = 0;
+            for (auto& c : as<SeqNode>(s)->seq) {
+                Expanded x = expand(c, maxStores);
+                v.push_back(x.s);
+                stores += x.stores;
+            }
+            return {makeSeq(std::move(v)), stores};
+        }
+        case StmtKind::Attr: {
+            auto* a = as<AttrNode>(s);
+            Expanded body = expand(a->body, maxStores);
+            return {makeAttr(a->key, a->value, body.s), body.stores};
+        }
+    }
+    return {s, 0};
+}
+
+// Loads of `buf` in e: how many, and whether all are at exactly `idx`.
+void countLoads(const Expr& e, const te::Operation& buf, const std::vector<Expr>& idx, int& n, bool& allAtIdx) {
+    te::postOrderVisit(e, [&](const Expr& x) {
+        if (x.kind() != ExprKind::Load) return;
+        auto* ld = x.as<te::LoadNode>();
+        if (ld->op != buf) return;
+        ++n;
+        bool same = ld->indices.size() == idx.size();
+        for (size_t i = 0; same && i < idx.size(); ++i) same = deepEqual(ld->indices[i], idx[i]);
+        allAtIdx = allAtIdx && same;
+    });
+}
+
+// Replace the load of `buf` in e (there is exactly one) by `value`.
+Expr replaceLoad(const Expr& e, const te::Operation& buf, const Expr& value) {
+    if (!e) return e;
+    switch (e.kind()) {
+        case ExprKind::Load:
+            if (e.as<te::LoadNode>()->op == buf) return value;
+            return e;
+        case ExprKind::IntImm: case ExprKind::FloatImm: case ExprKind::Var: return e;
+        case ExprKind::Not: return te::logicalNot(replaceLoad(e.as<te::NotNode>()->a, buf, value));
+        case ExprKind::Select: {
+            auto* n = e.as<te::SelectNode>();
+            return te::select(replaceLoad(n->cond, buf, value), replaceLoad(n->t, buf, value), replaceLoad(n->f, buf, value));
+        }
+        case ExprKind::Cast: return te::cast(e.dtype(), replaceLoad(e.as<te::CastNode>()->value, buf, value));
+        case ExprKind::Call: {
+            auto* n = e.as<te::CallNode>();
+            std::vector<Expr> args;
+            for (auto& a : n->args) args.push_back(replaceLoad(a, buf, value));
+            return te::call(n->dtype, n->op, std::move(args));
+        }
+        case ExprKind::Reduce: return e;  // never in lowered IR
+        default: return te::binary(e.kind(), replaceLoad(bin(e)->a, buf, value), replaceLoad(bin(e)->b, buf, value));
+    }
+}
+
+// Store forwarding between adjacent statements of a Seq: `b[I] = v1; b[I] = f(b[I])` becomes
+// `b[I] = f(v1)` when f reads b exactly once, at I (an unrolled reduction into one element).
+// Evaluation order and float operations are unchanged, so results are bitwise identical.
+constexpr int kMaxForwardChain = 256;  // bounds expression depth (recursive passes, codegen)
+
+Stmt forwardStores(const Stmt& s) {
+    if (!s) return s;
+    switch (s->kind) {
+        case StmtKind::For: {
+            auto* f = as<ForNode>(s);
+            return makeFor(f->var, f->min, f->extent, f->forKind, forwardStores(f->body));
+        }
+        case StmtKind::Allocate: {
+            auto* a = as<AllocateNode>(s);
+            return makeAllocate(a->buffer, forwardStores(a->body));
+        }
+        case StmtKind::BufferStore: return s;
+        case StmtKind::IfThenElse: {
+            auto* i = as<IfThenElseNode>(s);
+            return makeIf(i->condition, forwardStores(i->thenCase), i->elseCase ? forwardStores(i->elseCase) : nullptr);
+        }
+        case StmtKind::Attr: {
+            auto* a = as<AttrNode>(s);
+            return makeAttr(a->key, a->value, forwardStores(a->body));
+        }
+        case StmtKind::Seq: {
+            std::vector<Stmt> out;
+            int chain = 0;
+            for (auto& c0 : as<SeqNode>(s)->seq) {
+                Stmt c = forwardStores(c0);
+                if (!out.empty() && c->kind == StmtKind::BufferStore && out.back()->kind == StmtKind::BufferStore &&
+                    chain < kMaxForwardChain) {
+                    auto *prev = as<BufferStoreNode>(out.back()), *cur = as<BufferStoreNode>(c);
+                    bool same = prev->buffer == cur->buffer && prev->indices.size() == cur->indices.size();
+                    for (size_t i = 0; same && i < cur->indices.size(); ++i) same = deepEqual(prev->indices[i], cur->indices[i]);
+                    int n = 0;
+                    bool atIdx = true;
+                    if (same) countLoads(cur->value, cur->buffer->key, cur->indices, n, atIdx);
+                    if (same && n <= 1 && atIdx) {
+                        Expr v = n == 0 ? cur->value : replaceLoad(cur->value, cur->buffer->key, prev->value);
+                        out.back() = makeStore(cur->buffer, cur->indices, v);
+                        ++chain;
+                        continue;
+                    }
+                }
+                out.push_back(c);
+                chain = 0;
+            }
+            return makeSeq(std::move(out));
+        }
+    }
+    return s;
+}
+
 }  // namespace
+
+Stmt expandUnrolled(const Stmt& s, int64_t maxStores) { return forwardStores(simplify(expand(s, maxStores).s)); }
 
 Stmt simplify(const Stmt& s, const Analyzer& analyzer) {
     Analyzer an = analyzer;

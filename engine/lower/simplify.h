@@ -74,4 +74,19 @@ LoweredFunc simplify(const LoweredFunc& f);
 /// Parallel/Vectorized loops, are left alone. The attributes themselves stay (codegen ignores them).
 Stmt unrollLoops(const Stmt& s);
 
+/// Explicit unrolling (TVM's UnrollLoop::Unroll under `pragma_unroll_explicit`, followed by TVM's
+/// Simplify): every Unrolled loop with a constant extent is replaced by `extent` copies of its body,
+/// copy k with the loop variable replaced by `min + k`, innermost loops first; then the whole
+/// statement is simplified (simplify() above), so what depends only on the unrolled variables folds
+/// in the loop IR rather than in LLVM: constant-matrix selects become constants, `x*0f` / `x + 0f`
+/// fold as TVM folds them, and a store that folds to `b[i] = b[i]` disappears. Last, adjacent stores
+/// to the same element are merged, `b[I] = v1; b[I] = b[I] + x` -> `b[I] = v1 + x` (only when the
+/// second reads b once, at I; same operations in the same order), so an unrolled reduction reaches
+/// LLVM as one expression per element instead of a load/store chain that LLVM's store forwarding,
+/// limited to ~100 instructions per block, leaves in memory. A loop is expanded only
+/// when extent x (stores in its expanded body, at least 1) <= maxStores; the others keep
+/// ForKind::Unrolled (codegen runs them as serial loops). Why: unrolling while emitting LLVM IR left
+/// every copy's index and select arithmetic to LLVM (5 MB of IR, 17-93 s of O3 for winograd tasks).
+Stmt expandUnrolled(const Stmt& s, int64_t maxStores = 16384);
+
 }  // namespace tb::lower
