@@ -574,10 +574,7 @@ std::vector<PickedState> SketchPolicy::searchOneRound(int numMeasures) {
         m_seeds.clear();
         for (auto& s : seeds) {
             if (!s.defined() || int(seeded.size()) >= numMeasures) continue;
-            std::string str = s.toStr();
-            if (!m_measuredSet.insert(str).second) continue;
-            m_measuredVector.push_back(s);
-            m_measuredThroughputs.push_back(0.0);  // filled after measuring
+            if (!markPicked(s)) continue;
             seeded.push_back({s, 0.0f});
         }
         numMeasures -= int(seeded.size());
@@ -586,6 +583,13 @@ std::vector<PickedState> SketchPolicy::searchOneRound(int numMeasures) {
     std::vector<PickedState> searched = searchOneRoundImpl(numMeasures);
     seeded.insert(seeded.end(), searched.begin(), searched.end());
     return seeded;
+}
+
+bool SketchPolicy::markPicked(const State& s) {
+    if (!m_measuredSet.insert(s.toStr()).second) return false;
+    m_measuredVector.push_back(s);
+    m_measuredThroughputs.push_back(0.0);  // filled after measuring
+    return true;
 }
 
 void SketchPolicy::addSeedStates(std::vector<State> states) {
@@ -642,12 +646,7 @@ std::vector<PickedState> SketchPolicy::searchOneRoundImpl(int numMeasures) {
                 break;
             }
         }
-        if (!s.defined()) continue;
-        std::string str = s.toStr();
-        if (m_measuredSet.count(str)) continue;
-        m_measuredSet.insert(std::move(str));
-        m_measuredVector.push_back(s);
-        m_measuredThroughputs.push_back(0.0);  // filled after measuring
+        if (!s.defined() || !markPicked(s)) continue;
         picked.push_back({s, score});
     }
     return picked;

@@ -119,6 +119,9 @@ private:
     State mutateComputeLocation(const State& s, std::mt19937_64& rng);
     State mutateParallel(const State& s, std::mt19937_64& rng);
     std::vector<PickedState> searchOneRoundImpl(int numMeasures);
+    /// Records `s` as picked for measurement (throughput filled in after measuring); false when a
+    /// state with the same loop nest was measured or picked before.
+    bool markPicked(const State& s);
     /// Bound inference + pruning (nested parallel); undefined entries for invalid states.
     std::vector<State> inferAndPrune(const std::vector<State>& states);
     std::vector<float> predict(const std::vector<State>& states);

@@ -21,22 +21,9 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
-bool isBroadcastBinary(const std::string& op) {
-    return op == "add" || op == "subtract" || op == "multiply" || op == "divide" || op == "maximum" ||
-           op == "minimum" || op == "power";
-}
-bool isUnaryElemwise(const std::string& op) {
-    return op == "nn.relu" || op == "tanh" || op == "sigmoid" || op == "exp" || op == "sqrt" || op == "clip" ||
-           op == "nn.leaky_relu" || op == "negative" || op == "erf" || op == "log" || op == "abs" ||
-           op == "floor" || op == "ceil" || op == "round" || op == "nn.dropout";
-}
-bool isPool(const std::string& op) {
-    return op == "nn.max_pool2d" || op == "nn.avg_pool2d" || op == "nn.global_avg_pool2d" ||
-           op == "nn.global_max_pool2d" || op == "nn.adaptive_avg_pool2d";
-}
 /// Ops whose output layout Relay's layout inference defines (FInferCorrectLayout).
 bool definesLayout(const std::string& op) {
-    return op.rfind("nn.conv", 0) == 0 || op.rfind("nn.contrib_", 0) == 0 || isPool(op) || op == "nn.dense" ||
+    return op.rfind("nn.conv", 0) == 0 || op.rfind("nn.contrib_", 0) == 0 || detail::isPool2dOp(op) || op == "nn.dense" ||
            op == "nn.batch_matmul" || op == "layout_transform" || op == "nn.softmax" || op == "concatenate" ||
            op == "transpose";
 }
@@ -132,18 +119,18 @@ private:
             m_known[size_t(id)] = 1;
             return;
         }
-        if (isUnaryElemwise(op)) {
+        if (detail::isUnaryElemwiseOp(op)) {
             NodeId x = m_cur[size_t(n.inputs[0])];
             m_cur[size_t(id)] = g().addOp(op, {x}, n.attrs, n.name);
             m_lay[size_t(id)] = m_lay[size_t(n.inputs[0])];
             m_known[size_t(id)] = anyKnown;
             return;
         }
-        if (isBroadcastBinary(op)) {
+        if (detail::isBroadcastBinaryOp(op)) {
             rewriteBroadcast(id, n);
             return;
         }
-        if (isPool(op)) {
+        if (detail::isPool2dOp(op)) {
             const std::string& l = m_lay[size_t(n.inputs[0])];
             Attrs a = n.attrs;
             if (!l.empty()) a.set("layout", l);

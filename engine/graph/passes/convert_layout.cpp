@@ -19,19 +19,6 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
-bool isBinary(const std::string& op) {
-    return op == "add" || op == "subtract" || op == "multiply" || op == "divide" || op == "maximum" ||
-           op == "minimum" || op == "power";
-}
-bool isUnary(const std::string& op) {
-    return op == "nn.relu" || op == "tanh" || op == "sigmoid" || op == "exp" || op == "sqrt" || op == "clip" ||
-           op == "nn.leaky_relu" || op == "negative" || op == "erf" || op == "log" || op == "abs" ||
-           op == "floor" || op == "ceil" || op == "round" || op == "nn.dropout";
-}
-bool isPool(const std::string& op) {
-    return op == "nn.max_pool2d" || op == "nn.avg_pool2d" || op == "nn.global_avg_pool2d" ||
-           op == "nn.global_max_pool2d" || op == "nn.adaptive_avg_pool2d";
-}
 
 class Converter {
 public:
@@ -106,14 +93,14 @@ private:
                 setConverted(id, m_out.addOp(op, {data, w}, a, n.name), m_desired, dl);
                 return;
             }
-        } else if (isUnary(op)) {
+        } else if (detail::isUnaryElemwiseOp(op)) {
             setConverted(id, m_out.addOp(op, {m_cur[size_t(n.inputs[0])]}, n.attrs, n.name),
                          m_lay[size_t(n.inputs[0])], m_orig[size_t(n.inputs[0])]);
             if (m_lay[size_t(id)].empty()) m_orig[size_t(id)].clear();
             return;
-        } else if (isBinary(op)) {
+        } else if (detail::isBroadcastBinaryOp(op)) {
             if (convertBinary(id, n)) return;
-        } else if (isPool(op)) {
+        } else if (detail::isPool2dOp(op)) {
             NodeId in = n.inputs[0];
             if (!m_lay[size_t(in)].empty()) {
                 Attrs a = n.attrs;

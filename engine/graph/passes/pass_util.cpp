@@ -78,4 +78,20 @@ std::vector<int> refCounts(const Graph& g) {
     return c;
 }
 
+bool isBroadcastBinaryOp(const std::string& op) {
+    return op == "add" || op == "subtract" || op == "multiply" || op == "divide" || op == "maximum" ||
+           op == "minimum" || op == "power";
+}
+
+bool isUnaryElemwiseOp(const std::string& op) {
+    return op == "nn.relu" || op == "tanh" || op == "sigmoid" || op == "exp" || op == "sqrt" || op == "clip" ||
+           op == "nn.leaky_relu" || op == "negative" || op == "erf" || op == "log" || op == "abs" ||
+           op == "floor" || op == "ceil" || op == "round" || op == "nn.dropout";
+}
+
+bool isPool2dOp(const std::string& op) {
+    return op == "nn.max_pool2d" || op == "nn.avg_pool2d" || op == "nn.global_avg_pool2d" ||
+           op == "nn.global_max_pool2d" || op == "nn.adaptive_avg_pool2d";
+}
+
 }  // namespace tb::graph::detail

@@ -42,6 +42,12 @@ inline bool isOp(const Graph& g, NodeId id, const char* op) {
     return n.kind == NodeKind::Op && n.op == op;
 }
 
+/// Op classes that the layout passes (AlterOpLayout, ConvertLayout) treat alike: element-wise
+/// binary ops with numpy broadcasting, element-wise unary ops, and 2-D pools.
+bool isBroadcastBinaryOp(const std::string& op);
+bool isUnaryElemwiseOp(const std::string& op);
+bool isPool2dOp(const std::string& op);
+
 /// A new float32 constant node.
 NodeId addFloatConstant(Graph& g, const std::string& name, std::vector<int64_t> shape, std::vector<float> values);
 
