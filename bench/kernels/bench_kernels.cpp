@@ -16,6 +16,8 @@
 //             replayed, lowered and compiled by us, beside oneDNN's conv2d with bias and a ReLU
 //             post-op (same formats as above) and the peak. Records match by the task's workload
 //             key (or the key TVM < 0.8 gave it, so the 2021 sandbox log works too).
+//   --peak-only  only the FMA peak on 1 and all threads ("peak GFLOPS threads=T: X" lines), for
+//             scripts that put measured GFLOPS against it (bench/networks --profile).
 //
 // Every shape is timed on 1 thread and on all threads. Ours: "1 thread" runs the kernel inside a
 // one-chunk job of the engine pool, where its parallel loops run serially (thread_pool.h); "all"
@@ -40,7 +42,7 @@
 // and against each other on every output; the replayed record and oneDNN's conv+bias+relu against
 // the te interpreter on every output. A failed check prints MISMATCH and makes the exit status 1.
 //
-// Usage: bench_kernels [--quick] [--log FILE]
+// Usage: bench_kernels [--quick] [--log FILE] [--peak-only]
 //   exit status 0 ok, 1 a check failed, 2 bad usage or --log has no usable record.
 #include <algorithm>
 #include <chrono>
@@ -592,15 +594,17 @@ void benchTunedConv(const TunedConv& t, const codegen::Target& target, bool quic
 }  // namespace
 
 int main(int argc, char** argv) {
-    bool quick = false;
+    bool quick = false, peakOnly = false;
     std::string logPath;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--quick") == 0) {
             quick = true;
+        } else if (std::strcmp(argv[i], "--peak-only") == 0) {
+            peakOnly = true;
         } else if (std::strcmp(argv[i], "--log") == 0 && i + 1 < argc) {
             logPath = argv[++i];
         } else {
-            std::fprintf(stderr, "usage: bench_kernels [--quick] [--log FILE]\n");
+            std::fprintf(stderr, "usage: bench_kernels [--quick] [--log FILE] [--peak-only]\n");
             return 2;
         }
     }
@@ -610,6 +614,15 @@ int main(int argc, char** argv) {
     if (!__builtin_cpu_supports("avx512f")) {
         std::printf("this benchmark's peak loop needs AVX-512F\n");
         return 1;
+    }
+    if (peakOnly) {
+        // Just the FMA peak (best of the rounds), one line per thread count, for scripts such as
+        // bench/networks that put a profile's GFLOPS against it.
+        for (int t : threads > 1 ? std::vector<int>{1, threads} : std::vector<int>{1}) {
+            const Timing pk = timeAlternating({peakLoop(t)}, quick).front();
+            std::printf("peak GFLOPS threads=%d: %.1f\n", t, peakFlop(t) / pk.best / 1e9);
+        }
+        return 0;
     }
     // Fail early on a log without the record (before minutes of timing).
     std::optional<TunedConv> tuned;

@@ -56,6 +56,31 @@ def run_ours(args, model, threads, shape, layout, log, extra=()):
     return float(m.group(2)), out  # median (ms)
 
 
+def measure_peak(args):
+    """The 1-thread FP32 FMA peak in GFLOP/s (bench_kernels --peak-only), or None without it."""
+    if not os.path.exists(args.kernels_bin):
+        print(f"(no {args.kernels_bin}: the profile is printed without % of peak)")
+        return None
+    out = subprocess.run([args.kernels_bin, "--peak-only"], check=True, capture_output=True, text=True).stdout
+    m = re.search(r"peak GFLOPS threads=1: ([\d.]+)", out)
+    return float(m.group(1)) if m else None
+
+
+def annotate_profile(text, peak):
+    """Adds '% of the 1-thread peak' to each kernel row of our --profile table."""
+    if not peak:
+        return text
+    lines = []
+    for line in text.splitlines():
+        m = re.match(r"(\s+\S+\s+\d+\s+[\d.]+\s+[\d.]+%\s+)([\d.]+)(\s+\S+)$", line)
+        if m:
+            line = f"{line}  {100 * float(m.group(2)) / peak:5.1f}% of peak"
+        elif line.strip().startswith("kernel"):
+            line += f"  (1-thread peak {peak:.1f} GFLOP/s)"
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--cli", default=os.path.join(ROOT, "build", "bin", "tunebench-cli"))
@@ -69,6 +94,8 @@ def main():
     p.add_argument("--log", action="append", default=[], help="MODEL=LOG: tuning log for a model (repeatable)")
     p.add_argument("--only", default="", help="comma list of models to run (mobilenet_v1,resnet18_v1,ppocr_cls)")
     p.add_argument("--profile", action="store_true", help="print our per-kernel profile (1 thread) per model")
+    p.add_argument("--kernels-bin", default=os.path.join(ROOT, "build", "bin", "bench_kernels"),
+                   help="bench_kernels, whose --peak-only gives the FMA peak the profile is put against")
     args = p.parse_args()
 
     if not all(os.path.exists(os.path.join(args.models, f)) for f in ("mobilenet_v1.onnx", "resnet18_v1.onnx")):
@@ -81,6 +108,7 @@ def main():
         models = [m for m in models if m[0] in keep]
     logs = dict(kv.split("=", 1) for kv in args.log)
 
+    peak1 = measure_peak(args) if args.profile else None
     rows = []
     for name, path, shape in models:
         variants = [("untuned", None)] + ([("tuned", logs[name])] if name in logs else [])
@@ -99,7 +127,7 @@ def main():
                       flush=True)
         if args.profile:
             _, out = run_ours(args, path, 1, shape, args.layout, logs.get(name), ["--profile"])
-            print(out[out.find("Per-kernel profile"):], flush=True)
+            print(annotate_profile(out[out.find("Per-kernel profile"):], peak1), flush=True)
 
     print("\nmodel          threads variant   ours (ms)   ORT (ms)  ours/ORT  max load")
     for name, threads, variant, t, o, r, load in rows:
