@@ -41,12 +41,33 @@ def run_ort(args, model, threads, shape):
     return json.loads(out.strip().splitlines()[-1])["median_ms"]
 
 
+def shape_arg(model, shape):
+    name = "data" if os.path.basename(model).startswith(("mobilenet", "resnet")) else "x"
+    return name + "=" + ",".join(map(str, shape))
+
+
+def log_coverage(args, model, shape, log):
+    """(tasks of the model, records of the log that belong to them, tasks with a record)."""
+    out = subprocess.run([args.cli, "tasks", "--onnx", model, "--layout", args.layout, "--shape", shape_arg(model, shape),
+                          "--json"], check=True, capture_output=True, text=True).stdout
+    keys = {t["workload_key"] for t in json.loads(out)}
+    records, covered = 0, set()
+    with open(log) as f:
+        for line in f:
+            try:
+                key = json.loads(line)["i"][0][0]
+            except (ValueError, KeyError, IndexError, TypeError):
+                continue
+            if key in keys:
+                records += 1
+                covered.add(key)
+    return len(keys), records, len(covered)
+
+
 def run_ours(args, model, threads, shape, layout, log, extra=()):
-    cmd = [args.cli, "compile", "--onnx", model, "--layout", layout, "--shape", "x=" + ",".join(map(str, shape)),
+    cmd = [args.cli, "compile", "--onnx", model, "--layout", layout, "--shape", shape_arg(model, shape),
            "--bench", "--repeat", str(args.repeat), "--number", "1", "--min-repeat-ms", str(args.min_repeat_ms),
            "--threads", str(threads)] + list(extra)
-    if os.path.basename(model).startswith(("mobilenet", "resnet")):
-        cmd[cmd.index("--shape") + 1] = "data=" + ",".join(map(str, shape))
     if log:
         cmd += ["--log", log]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -111,6 +132,10 @@ def main():
     peak1 = measure_peak(args) if args.profile else None
     rows = []
     for name, path, shape in models:
+        if name in logs:
+            ntasks, nrec, ncov = log_coverage(args, path, shape, logs[name])
+            print(f"{name}: log {logs[name]}: {nrec} records for its {ntasks} tasks ({nrec / ntasks:.0f} x tasks), "
+                  f"{ncov} of {ntasks} tasks have a record", flush=True)
         variants = [("untuned", None)] + ([("tuned", logs[name])] if name in logs else [])
         for threads in [int(t) for t in args.threads.split(",")]:
             for variant, log in variants:
