@@ -123,6 +123,7 @@ int runCompile(const QStringList& args) {
     if (p.isSet(log)) bo.logPath = p.value(log).toStdString();
     bo.includeCompatible = p.isSet(compatible);
     bo.defaultSchedules = !p.isSet(unscheduled);
+    bo.winograd = net.winograd(p);
     runtime::CompiledModule mod = runtime::build(g, bo);
     std::fprintf(stdout, "%s", mod.report().text().c_str());
     if (!p.isSet(log)) std::fprintf(stdout, "No --log given: every group uses its default schedule.\n");

@@ -52,7 +52,9 @@ int runRun(const QStringList& args) {
                                  QStringLiteral("X"), QStringLiteral("1e-4"));
     QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("Threads of the kernels' thread pool."),
                                QStringLiteral("N"));
-    p.addOptions({network, onnx, batch, layout, shape, log, target, input, output, check, tolerance, threads});
+    QCommandLineOption noWinograd(QStringLiteral("no-winograd"),
+                                  QStringLiteral("Keep NHWC 3x3 convolutions direct (as tune/compile --no-winograd)."));
+    p.addOptions({network, onnx, batch, layout, shape, log, target, input, output, check, tolerance, threads, noWinograd});
     if (!p.parse(args)) {
         std::fprintf(stderr, "error: %s\n", qPrintable(p.errorText()));
         return 2;
@@ -106,6 +108,7 @@ int runRun(const QStringList& args) {
     runtime::BuildOptions bo;
     if (p.isSet(target)) bo.target = p.value(target).toStdString();
     if (p.isSet(log)) bo.logPath = p.value(log).toStdString();
+    bo.winograd = !p.isSet(noWinograd);
     runtime::CompiledModule mod = runtime::build(g, bo);
     std::fprintf(stdout, "%s", mod.report().text().c_str());
 

@@ -42,6 +42,7 @@ int runTasks(const QStringList& args) {
     graph::TaskExtractionOptions eo;
     eo.target = p.value(target).toStdString();
     eo.includeSimpleTasks = p.isSet(simple);
+    eo.winograd = net.winograd(p);
     auto tasks = graph::extractTasks(g, eo);
 
     if (p.isSet(json)) {

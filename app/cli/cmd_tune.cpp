@@ -132,6 +132,7 @@ int runTune(const QStringList& args) {
     graph::Graph g = net.load(p);
     graph::TaskExtractionOptions eo;
     eo.target = targetString;
+    eo.winograd = net.winograd(p);
     auto extracted = graph::extractTasks(g, eo);
     TB_USER_CHECK(!extracted.empty()) << "the network has no task to tune";
     std::vector<bool> keep(extracted.size(), !p.isSet(only));

@@ -22,7 +22,13 @@ struct NetworkOptions {
                               QStringLiteral("LAYOUT"), QStringLiteral("NHWC")};
     QCommandLineOption shape{QStringLiteral("shape"), QStringLiteral("Bind an ONNX input shape, e.g. x=1,3,640,640."),
                              QStringLiteral("NAME=DIMS")};
-    void addTo(QCommandLineParser& p) const { p.addOptions({network, onnx, batch, layout, shape}); }
+    QCommandLineOption noWinograd{
+        QStringLiteral("no-winograd"),
+        QStringLiteral("Keep NHWC 3x3 convolutions direct where TVM rewrites them to winograd (the tasks then "
+                       "differ from TVM's; tune, compile and run must agree).")};
+    void addTo(QCommandLineParser& p) const { p.addOptions({network, onnx, batch, layout, shape, noWinograd}); }
+    /// False when --no-winograd is given (graph::AlterLayoutOptions::winograd).
+    bool winograd(const QCommandLineParser& p) const { return !p.isSet(noWinograd); }
     /// The graph the options name. Throws tb::UserError naming the bad option.
     graph::Graph load(const QCommandLineParser& p) const;
     /// "mobilenet" or the ONNX file's base name, for messages.

@@ -9,7 +9,8 @@ processes (ONNX Runtime through onnxruntime-node, bench_ort.js; ours through
 printed with the load average seen around each measurement (the machines are shared; ANCHORS.md).
 
     /usr/bin/python3 bench/networks/bench_networks.py --cli build-rt/bin/tunebench-cli \\
-        --ort-modules build-rt/ort/node_modules [--models DIR] [--log resnet18_v1=LOG ...] [--profile]
+        --ort-modules build-rt/ort/node_modules [--models DIR] [--log resnet18_v1=LOG ...] \\
+        [--log resnet18_v1:direct=LOG_TUNED_WITH_NO_WINOGRAD] [--no-untuned] [--profile]
 
 Setup, once: `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node` in a folder (its
 node_modules goes to --ort-modules); the models are written by make_models.py (run automatically
@@ -46,10 +47,10 @@ def shape_arg(model, shape):
     return name + "=" + ",".join(map(str, shape))
 
 
-def log_coverage(args, model, shape, log):
+def log_coverage(args, model, shape, log, extra=()):
     """(tasks of the model, records of the log that belong to them, tasks with a record)."""
     out = subprocess.run([args.cli, "tasks", "--onnx", model, "--layout", args.layout, "--shape", shape_arg(model, shape),
-                          "--json"], check=True, capture_output=True, text=True).stdout
+                          "--json"] + list(extra), check=True, capture_output=True, text=True).stdout
     keys = {t["workload_key"] for t in json.loads(out)}
     records, covered = 0, set()
     with open(log) as f:
@@ -112,7 +113,10 @@ def main():
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--min-repeat-ms", type=float, default=300)
     p.add_argument("--layout", default="NHWC", help="our layout for the NCHW models (NHWC converts)")
-    p.add_argument("--log", action="append", default=[], help="MODEL=LOG: tuning log for a model (repeatable)")
+    p.add_argument("--log", action="append", default=[],
+                   help="MODEL=LOG: tuning log for a model (repeatable); MODEL:direct=LOG adds a variant compiled "
+                        "with --no-winograd from a log tuned with --no-winograd")
+    p.add_argument("--no-untuned", action="store_true", help="skip the untuned (default-schedule) variant")
     p.add_argument("--only", default="", help="comma list of models to run (mobilenet_v1,resnet18_v1,ppocr_cls)")
     p.add_argument("--profile", action="store_true", help="print our per-kernel profile (1 thread) per model")
     p.add_argument("--kernels-bin", default=os.path.join(ROOT, "build", "bin", "bench_kernels"),
@@ -132,27 +136,35 @@ def main():
     peak1 = measure_peak(args) if args.profile else None
     rows = []
     for name, path, shape in models:
+        variants = [] if args.no_untuned else [("untuned", None, [])]
         if name in logs:
-            ntasks, nrec, ncov = log_coverage(args, path, shape, logs[name])
-            print(f"{name}: log {logs[name]}: {nrec} records for its {ntasks} tasks ({nrec / ntasks:.0f} x tasks), "
-                  f"{ncov} of {ntasks} tasks have a record", flush=True)
-        variants = [("untuned", None)] + ([("tuned", logs[name])] if name in logs else [])
+            variants.append(("tuned", logs[name], []))
+        if name + ":direct" in logs:
+            variants.append(("direct", logs[name + ":direct"], ["--no-winograd"]))
+        for variant, log, flags in variants:
+            if log:
+                ntasks, nrec, ncov = log_coverage(args, path, shape, log, flags)
+                print(f"{name} {variant}: log {log}: {nrec} records for its {ntasks} tasks ({nrec / ntasks:.0f} x tasks), "
+                      f"{ncov} of {ntasks} tasks have a record", flush=True)
         for threads in [int(t) for t in args.threads.split(",")]:
-            for variant, log in variants:
+            for variant, log, flags in variants:
                 ort, ours, loads = [], [], []
                 for _ in range(args.rounds):
                     loads.append(loadavg())
                     ort.append(run_ort(args, path, threads, shape))
                     loads.append(loadavg())
-                    ours.append(run_ours(args, path, threads, shape, args.layout, log)[0])
+                    ours.append(run_ours(args, path, threads, shape, args.layout, log, flags)[0])
                 o, t = statistics.median(ort), statistics.median(ours)
                 rows.append((name, threads, variant, t, o, t / o, max(loads)))
                 print(f"{name:14s} {threads} thr {variant:8s} ours {t:9.3f} ms  ORT {o:9.3f} ms  "
                       f"ours/ORT {t / o:6.2f}  (ours {ours}, ORT {[round(x, 3) for x in ort]}, load <= {max(loads):.1f})",
                       flush=True)
         if args.profile:
-            _, out = run_ours(args, path, 1, shape, args.layout, logs.get(name), ["--profile"])
-            print(annotate_profile(out[out.find("Per-kernel profile"):], peak1), flush=True)
+            for variant, log, flags in variants:
+                if log or len(variants) == 1:
+                    _, out = run_ours(args, path, 1, shape, args.layout, log, flags + ["--profile"])
+                    print(f"{name} {variant}:")
+                    print(annotate_profile(out[out.find("Per-kernel profile"):], peak1), flush=True)
 
     print("\nmodel          threads variant   ours (ms)   ORT (ms)  ours/ORT  max load")
     for name, threads, variant, t, o, r, load in rows:

@@ -107,7 +107,9 @@ std::vector<ExtractedTask> extractTasksFromOptimized(const Graph& optimized, boo
 }
 
 std::vector<ExtractedTask> extractTasks(const Graph& g, const TaskExtractionOptions& options) {
-    Graph opt = optimizeForTasks(g, alterOptionsForTarget(options.target));
+    AlterLayoutOptions ao = alterOptionsForTarget(options.target);
+    ao.winograd = options.winograd;
+    Graph opt = optimizeForTasks(g, ao);
     return extractTasksFromOptimized(opt, options.includeSimpleTasks);
 }
 

@@ -42,6 +42,8 @@ struct TaskExtractionOptions {
     std::string target = "llvm -mcpu=core-avx2";
     /// TVM `include_simple_tasks`: also make tasks of groups without a reduction.
     bool includeSimpleTasks = false;
+    /// false: no winograd rewrite of NHWC 3x3 convolutions (AlterLayoutOptions::winograd).
+    bool winograd = true;
 };
 
 /// The pass options implied by a target string (see TaskExtractionOptions::target).

@@ -266,7 +266,9 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
 
     // 1. The graph as task extraction sees it, partitioned into primitive functions.
     auto t0 = std::chrono::steady_clock::now();
-    const graph::Graph opt = graph::optimizeForTasks(g, graph::alterOptionsForTarget(rep.target));
+    graph::AlterLayoutOptions ao = graph::alterOptionsForTarget(rep.target);
+    ao.winograd = opts.winograd;
+    const graph::Graph opt = graph::optimizeForTasks(g, ao);
     const std::vector<graph::FusedGroup> groups = graph::fuseOps(opt);
     rep.graphNodes = int(opt.size());
     rep.passSeconds = secondsSince(t0);

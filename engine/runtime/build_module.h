@@ -55,6 +55,9 @@ struct BuildOptions {
     bool includeCompatible = false;
     /// Groups without a record: true = default_schedule.h, false = the unscheduled lowering.
     bool defaultSchedules = true;
+    /// false: no winograd rewrite of NHWC 3x3 convolutions (graph::AlterLayoutOptions::winograd);
+    /// must match the extraction the log was tuned with, or those convolutions find no record.
+    bool winograd = true;
     search::DefaultScheduleOptions defaults;  ///< vectorLanes is overridden by the target's vector width
 };
 

@@ -225,17 +225,27 @@ private Q_SLOTS:
     void testZooNetworks_data() {
         QTest::addColumn<QString>("network");
         QTest::addColumn<QString>("layout");
-        QTest::addRow("mobilenet NHWC") << "mobilenet" << "NHWC";
-        QTest::addRow("resnet-18 NHWC") << "resnet-18" << "NHWC";
-        QTest::addRow("mobilenet NCHW (NCHWc)") << "mobilenet" << "NCHW";
-        QTest::addRow("squeezenet_v1.1 NCHW (concatenate)") << "squeezenet_v1.1" << "NCHW";
+        QTest::addColumn<bool>("winograd");
+        QTest::addRow("mobilenet NHWC") << "mobilenet" << "NHWC" << true;
+        QTest::addRow("resnet-18 NHWC") << "resnet-18" << "NHWC" << true;
+        QTest::addRow("resnet-18 NHWC --no-winograd") << "resnet-18" << "NHWC" << false;
+        QTest::addRow("mobilenet NCHW (NCHWc)") << "mobilenet" << "NCHW" << true;
+        QTest::addRow("squeezenet_v1.1 NCHW (concatenate)") << "squeezenet_v1.1" << "NCHW" << true;
     }
     void testZooNetworks() {
         QFETCH(QString, network);
         QFETCH(QString, layout);
+        QFETCH(bool, winograd);
         graph::Graph g = withLogits(graph::makeNetwork(network.toStdString(), 1, layout.toStdString()));
-        CompiledModule mod = build(g, {});
+        BuildOptions o;
+        o.winograd = winograd;
+        CompiledModule mod = build(g, o);
         const BuildReport& rep = mod.report();
+        if (network == QLatin1String("resnet-18")) {
+            int winogradKernels = 0;
+            for (const auto& k : rep.kernels) winogradKernels += k.funcName.find("winograd") != std::string::npos;
+            QCOMPARE(winogradKernels > 0, winograd);
+        }
         qInfo("%s", rep.text().substr(0, 600).c_str());
         QCOMPARE(rep.tunedCalls, 0);
         QCOMPARE(rep.unscheduledCalls, 0);  // every group lowers with its default schedule

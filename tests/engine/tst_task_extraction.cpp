@@ -8,6 +8,8 @@
 #include <QRegularExpression>
 #include <QTest>
 
+#include <nlohmann/json.hpp>
+
 #include <map>
 #include <set>
 
@@ -164,6 +166,7 @@ private Q_SLOTS:
     void testNchwForms();
     void testIncludeSimpleTasks();
     void testTargetOptions();
+    void testNoWinograd();
 };
 
 // mobilenet NHWC batch 1: the 22 tasks TVM printed (seeds/003), byte for byte, weights of §5.1.
@@ -435,6 +438,36 @@ void TestTaskExtraction::testTargetOptions() {
     bool found = false;
     for (const auto& t : tasks) found |= t.workloadKey.find("[1, 4, 56, 56, 16], [4, 4, 3, 3, 16, 16]") != std::string::npos;
     QVERIFY(found);
+}
+
+// --no-winograd: the NHWC 3x3 convolutions TVM rewrites to winograd stay direct conv2d tasks. Same
+// network, so the same total weight; every winograd task's (data, output) shapes reappear as a direct
+// 3x3 conv task with an HWIO kernel, and no winograd task is left.
+void TestTaskExtraction::testNoWinograd() {
+    const Graph g = makeNetwork("resnet-18", 1, "NHWC");
+    const auto withW = extractTasks(g);
+    TaskExtractionOptions o;
+    o.winograd = false;
+    const auto direct = extractTasks(g, o);
+    QCOMPARE(totalWeight(direct), totalWeight(withW));
+    int winogradTasks = 0;
+    for (const auto& t : direct) QVERIFY2(t.desc.find("winograd") == std::string::npos, t.desc.c_str());
+    for (const auto& t : withW) {
+        if (t.desc.find("winograd") == std::string::npos) continue;
+        ++winogradTasks;
+        // ["hash", [1, H, W, CI], [6, 6, CI, CO], [1, 1, 1, CO], ..., [1, H, W, CO]]
+        const auto key = nlohmann::json::parse(t.workloadKey);
+        const auto data = key[1], pack = key[2], out = key[key.size() - 1];
+        const std::vector<int64_t> hwio = {3, 3, pack[2].get<int64_t>(), pack[3].get<int64_t>()};
+        bool found = false;
+        for (const auto& d : direct) {
+            const auto dk = nlohmann::json::parse(d.workloadKey);
+            found |= dk[1] == data && dk[2].get<std::vector<int64_t>>() == hwio && dk[dk.size() - 1] == out &&
+                     dk.size() == key.size() && d.weight >= t.weight;
+        }
+        QVERIFY2(found, t.workloadKey.c_str());
+    }
+    QCOMPARE(winogradTasks, 6);  // REFERENCE-ZOO §5.2: six winograd tasks in TVM's resnet-18 list
 }
 
 QTEST_APPLESS_MAIN(TestTaskExtraction)

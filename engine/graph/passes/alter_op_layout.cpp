@@ -241,7 +241,7 @@ private:
         bool fp32 = n.type.dtype == te::DType::Float32;
 
         // NHWC: conv2d_nhwc.winograd (plevel 15) beats conv2d_nhwc.x86 under the auto-scheduler.
-        if (dl.name() == "NHWC" && kl.name() == "HWIO" && groups == 1 && m_opt.autoScheduler && fp32 && KH == 3 &&
+        if (dl.name() == "NHWC" && kl.name() == "HWIO" && groups == 1 && m_opt.autoScheduler && m_opt.winograd && fp32 && KH == 3 &&
             KW == 3 && strides[0] == 1 && strides[1] == 1 && dil[0] == 1 && dil[1] == 1 && 64 < CO && CO < 512) {
             NodeId data = toOriginal(n.inputs[0]);
             NodeId w = toOriginal(n.inputs[1]);

@@ -53,6 +53,10 @@ struct AlterLayoutOptions {
     int simdLanes = 8;
     /// Relay `relay.backend.use_auto_scheduler`: enables the NHWC winograd rewrite.
     bool autoScheduler = true;
+    /// false: NHWC 3x3 convolutions stay direct `nn.conv2d` even where TVM picks winograd (not a
+    /// TVM option: TVM always takes the higher-plevel winograd; this lets the two be compared, and
+    /// the task list then differs from TVM's).
+    bool winograd = true;
 };
 
 /// Relay AlterOpLayout + SimplifyExprPostAlterOp for an x86 target (python/tvm/topi/x86/
