@@ -43,12 +43,13 @@ public:
         int ok = 0;
         double best = 1e10;
         std::map<int, int> errors;
+        std::map<int, std::string> firstMessage;  // per error_no, as TVM's verbose measure prints them
         for (const auto& t : trials) {
             if (t.outcome.errorNo == 0) {
                 ++ok;
                 best = std::min(best, t.outcome.meanCost());
             } else {
-                ++errors[t.outcome.errorNo];
+                if (++errors[t.outcome.errorNo] == 1) firstMessage[t.outcome.errorNo] = t.outcome.errorMsg;
             }
         }
         std::string err;
@@ -60,6 +61,13 @@ public:
             const auto& st = tuner->lastRoundStats(trials.front().taskId);
             std::fprintf(stdout, "  search: sample %.2f s (%d states), evolve %.2f s, measure %.2f s\n", st.sampleSeconds,
                          st.sampled, st.evolveSeconds, st.measureSeconds);
+        }
+        for (const auto& [e, msg] : firstMessage) {
+            std::string m = msg.empty() ? std::string("(no message)") : msg;
+            for (char& c : m)
+                if (c == '\n') c = ' ';
+            if (m.size() > 300) m = m.substr(0, 300) + "...";
+            std::fprintf(stdout, "  error_no %d, first: %s\n", e, m.c_str());
         }
         std::fflush(stdout);
     }
