@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "app/cli/commands.h"
+#include "app/cli/network_loader.h"
 #include "engine/graph/interpreter.h"
 #include "engine/graph/onnx_import.h"
 #include "engine/graph/passes/passes.h"
@@ -52,9 +53,8 @@ int runRun(const QStringList& args) {
                                  QStringLiteral("X"), QStringLiteral("1e-4"));
     QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("Threads of the kernels' thread pool."),
                                QStringLiteral("N"));
-    QCommandLineOption noWinograd(QStringLiteral("no-winograd"),
-                                  QStringLiteral("Keep NHWC 3x3 convolutions direct (as tune/compile --no-winograd)."));
-    p.addOptions({network, onnx, batch, layout, shape, log, target, input, output, check, tolerance, threads, noWinograd});
+    const NetworkOptions net;  // only its --no-winograd: run's --shape and --layout texts differ
+    p.addOptions({network, onnx, batch, layout, shape, log, target, input, output, check, tolerance, threads, net.noWinograd});
     if (!p.parse(args)) {
         std::fprintf(stderr, "error: %s\n", qPrintable(p.errorText()));
         return 2;
@@ -108,7 +108,7 @@ int runRun(const QStringList& args) {
     runtime::BuildOptions bo;
     if (p.isSet(target)) bo.target = p.value(target).toStdString();
     if (p.isSet(log)) bo.logPath = p.value(log).toStdString();
-    bo.winograd = !p.isSet(noWinograd);
+    bo.winograd = net.winograd(p);
     runtime::CompiledModule mod = runtime::build(g, bo);
     std::fprintf(stdout, "%s", mod.report().text().c_str());
 

@@ -52,17 +52,9 @@ def log_coverage(args, model, shape, log, extra=()):
     out = subprocess.run([args.cli, "tasks", "--onnx", model, "--layout", args.layout, "--shape", shape_arg(model, shape),
                           "--json"] + list(extra), check=True, capture_output=True, text=True).stdout
     keys = {t["workload_key"] for t in json.loads(out)}
-    records, covered = 0, set()
-    with open(log) as f:
-        for line in f:
-            try:
-                key = json.loads(line)["i"][0][0]
-            except (ValueError, KeyError, IndexError, TypeError):
-                continue
-            if key in keys:
-                records += 1
-                covered.add(key)
-    return len(keys), records, len(covered)
+    summary = subprocess.run([args.cli, "log", "summary", log, "--json"], check=True, capture_output=True, text=True).stdout
+    per_key = {w["key"]: w["records"] for w in json.loads(summary)["workloads"] if w["key"] in keys}
+    return len(keys), sum(per_key.values()), len(per_key)
 
 
 def run_ours(args, model, threads, shape, layout, log, extra=()):

@@ -383,6 +383,19 @@ Run tuneOne(const Env& env, const BenchTask& bt, const std::string& model, uint6
     return run;
 }
 
+/// Builds and times `states` of `task` in one batch (TVM timer semantics, `repeat` rounds of at
+/// least 100 ms each), so states timed together see the same machine load.
+std::vector<search::MeasureOutcome> timeStates(const Env& env, const graph::ExtractedTask& task,
+                                               const std::vector<State>& states, int repeat) {
+    measure::LocalBuilder builder(env.target);
+    measure::RunnerOptions ro;
+    ro.repeat = repeat;
+    ro.minRepeatMs = 100;
+    measure::LocalRunner runner(ro);
+    tuning::LoweringMeasurer measurer(env.lowerer, builder, runner, nullptr, env.targetString);
+    return measurer.measure(makeSearchTask(env, task), states);
+}
+
 /// Re-times the best state of every run in one batch (repeat 5), at the same moment.
 void remeasureBest(const Env& env, const BenchTask& bt, std::vector<Run>& runs) {
     std::vector<State> states;
@@ -393,13 +406,7 @@ void remeasureBest(const Env& env, const BenchTask& bt, std::vector<Run>& runs) 
             idx.push_back(i);
         }
     if (states.empty()) return;
-    measure::LocalBuilder builder(env.target);
-    measure::RunnerOptions ro;
-    ro.repeat = 5;
-    ro.minRepeatMs = 100;
-    measure::LocalRunner runner(ro);
-    tuning::LoweringMeasurer measurer(env.lowerer, builder, runner, nullptr, env.targetString);
-    auto res = measurer.measure(makeSearchTask(env, bt.task), states);
+    auto res = timeStates(env, bt.task, states, 5);
     for (size_t k = 0; k < res.size(); ++k)
         if (res[k].errorNo == 0) runs[idx[k]].remeasured = res[k].meanCost();
 }
@@ -547,19 +554,12 @@ void remeasureLogs(const Env& env, const std::vector<BenchTask>& tasks, const Op
                     cands.push_back({runs.size() - 1, st, r->meanCost(), {}});
                 }
             }
-        measure::LocalBuilder builder(env.target);
-        measure::RunnerOptions ro;
-        ro.repeat = 3;
-        ro.minRepeatMs = 100;
-        measure::LocalRunner runner(ro);
-        tuning::LoweringMeasurer measurer(env.lowerer, builder, runner, nullptr, env.targetString);
-        search::SearchTask task = makeSearchTask(env, bt.task);
         for (int p = 0; p < o.passes; ++p) {
             std::vector<size_t> order(cands.size());
             for (size_t i = 0; i < order.size(); ++i) order[i] = (i + size_t(p) * cands.size() / size_t(o.passes)) % cands.size();
             std::vector<State> states;
             for (size_t i : order) states.push_back(cands[i].state);
-            auto res = measurer.measure(task, states);
+            auto res = timeStates(env, bt.task, states, 3);
             for (size_t k = 0; k < res.size(); ++k)
                 cands[order[k]].costs.push_back(res[k].errorNo == 0 ? res[k].meanCost() : 1e10);
         }
