@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "engine/support/error.h"
+#include "engine/support/int_math.h"
 
 namespace tb::lower {
 
@@ -12,13 +13,6 @@ using te::Expr;
 using te::ExprKind;
 
 namespace {
-
-int64_t floorDiv(int64_t a, int64_t b) {
-    int64_t q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-    return q;
-}
-int64_t floorMod(int64_t a, int64_t b) { return a - floorDiv(a, b) * b; }
 
 // Saturating checks: interval arithmetic gives up (nullopt) rather than overflow.
 std::optional<int64_t> narrow(__int128 v) {

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "engine/support/error.h"
+#include "engine/support/int_math.h"
 
 namespace tb {
 
@@ -84,8 +85,6 @@ void replaceDataFlow(std::vector<Operation>& ops, OpMap map) {
         }
     }
 }
-
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 
 #include "engine/schedule/dataflow_rewrite.h"
 #include "engine/support/error.h"
+#include "engine/support/int_math.h"
 
 namespace tb {
 
@@ -275,8 +276,6 @@ json stepsToJson(const std::vector<Step>& steps) {
 // ---- applying -----------------------------------------------------------------------------
 
 namespace {
-
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 const Stage& checkedStage(const State& state, int stageId, const char* what) {
     TB_USER_CHECK(stageId >= 0 && size_t(stageId) < state.stages().size())

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "engine/support/error.h"
+#include "engine/support/int_math.h"
 #include "engine/te/operation.h"
 
 namespace tb::te {
@@ -116,13 +117,6 @@ void matchTypes(Expr& a, Expr& b) {
     }
 }
 
-int64_t floorDivInt(int64_t a, int64_t b) {
-    int64_t q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-    return q;
-}
-int64_t floorModInt(int64_t a, int64_t b) { return a - floorDivInt(a, b) * b; }
-
 bool isCmp(ExprKind k) {
     return k == ExprKind::EQ || k == ExprKind::NE || k == ExprKind::LT || k == ExprKind::LE || k == ExprKind::GT ||
            k == ExprKind::GE;
@@ -197,7 +191,7 @@ Expr tryConstFold(ExprKind k, const Expr& a, const Expr& b) {
             if (bi && ib == 1) return intImm(0, t);
             return Expr();
         case ExprKind::FloorDiv:
-            if (ai && bi && ib != 0) return intImm(floorDivInt(ia, ib), t);
+            if (ai && bi && ib != 0) return intImm(floorDiv(ia, ib), t);
             if (ai && ia == 0) return a;
             if (bi && ib == 1) return a;
             if (af && bf && fb != 0) return floatImm(std::floor(fa / fb), t);
@@ -205,7 +199,7 @@ Expr tryConstFold(ExprKind k, const Expr& a, const Expr& b) {
             if (bf && fb == 1) return a;
             return Expr();
         case ExprKind::FloorMod:
-            if (ai && bi && ib != 0) return intImm(floorModInt(ia, ib), t);
+            if (ai && bi && ib != 0) return intImm(floorMod(ia, ib), t);
             if (ai && ia == 0) return a;
             if (bi && ib == 1) return intImm(0, t);
             return Expr();

@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "engine/support/error.h"
+#include "engine/support/int_math.h"
 
 namespace tb::te {
 
@@ -166,12 +167,6 @@ struct CompiledOp {
     int64_t reducePoints = 1;
     std::optional<FastReduce> fast;
 };
-
-int64_t floorDivI(int64_t a, int64_t b) {
-    int64_t q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-    return q;
-}
 
 double identityF(ReduceKind k, DType t) {
     switch (k) {
@@ -1026,8 +1021,8 @@ private:
                 switch (n.code) {
                     case Code::DivI: forLanes(ls, [&](int l) { o[l] = x[l] / y[l]; }); break;
                     case Code::ModI: forLanes(ls, [&](int l) { o[l] = x[l] % y[l]; }); break;
-                    case Code::FloorDivI: forLanes(ls, [&](int l) { o[l] = floorDivI(x[l], y[l]); }); break;
-                    default: forLanes(ls, [&](int l) { o[l] = x[l] - floorDivI(x[l], y[l]) * y[l]; }); break;
+                    case Code::FloorDivI: forLanes(ls, [&](int l) { o[l] = floorDiv(x[l], y[l]); }); break;
+                    default: forLanes(ls, [&](int l) { o[l] = floorMod(x[l], y[l]); }); break;
                 }
                 return o;
             }
