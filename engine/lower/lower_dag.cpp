@@ -50,27 +50,25 @@ Expr bindLoads(const Expr& e, const std::map<const te::OperationNode*, Buffer>& 
     }
 }
 
-namespace {
-
-Expr identity(te::ReduceKind k, te::DType t) {
+Expr reduceIdentity(te::ReduceKind k, te::DType t) {
     switch (k) {
         case te::ReduceKind::Sum: return te::makeConst(t, 0);
         case te::ReduceKind::Max: return te::minValue(t);
         case te::ReduceKind::Min: return te::maxValue(t);
     }
+    TB_CHECK(false) << "unknown reduction kind " << int(k);
     return Expr();
 }
 
-Expr combine(te::ReduceKind k, Expr acc, Expr v) {
+Expr reduceCombine(te::ReduceKind k, Expr acc, Expr v) {
     switch (k) {
         case te::ReduceKind::Sum: return acc + v;
         case te::ReduceKind::Max: return te::max(acc, v);
         case te::ReduceKind::Min: return te::min(acc, v);
     }
+    TB_CHECK(false) << "unknown reduction kind " << int(k);
     return Expr();
 }
-
-}  // namespace
 
 LoweredFunc lowerComputeDag(const te::ComputeDAG& dag, const std::string& name) {
     LoweredFunc f;
@@ -99,8 +97,8 @@ LoweredFunc lowerComputeDag(const te::ComputeDAG& dag, const std::string& name) 
         Expr body = bindLoads(op->body[0], bufferOf);
         Stmt nest;
         if (auto* red = body.as<te::ReduceNode>()) {
-            Expr init = red->init ? red->init : identity(red->combiner, red->dtype);
-            Stmt update = makeStore(out, idx, combine(red->combiner, bufferLoad(out, idx), red->source));
+            Expr init = red->init ? red->init : reduceIdentity(red->combiner, red->dtype);
+            Stmt update = makeStore(out, idx, reduceCombine(red->combiner, bufferLoad(out, idx), red->source));
             if (red->condition) update = makeIf(red->condition, update);
             for (size_t r = red->axis.size(); r-- > 0;) {
                 auto& iv = red->axis[r];

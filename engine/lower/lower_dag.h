@@ -35,4 +35,12 @@ LoweredFunc lowerComputeDag(const te::ComputeDAG& dag, const std::string& name =
 /// Throws InternalError for a load of an operation missing from the map.
 te::Expr bindLoads(const te::Expr& e, const std::map<const te::OperationNode*, Buffer>& bufferOf);
 
+/// The value a reduction of kind `k` over `t` starts from (TVM CommReducer identity_element):
+/// 0 for sum, the lowest value of `t` for max, the highest for min. Used for a Reduce without
+/// its own `init`, here and in lower_state.h.
+te::Expr reduceIdentity(te::ReduceKind k, te::DType t);
+
+/// One step of a reduction of kind `k`: acc + v, max(acc, v) or min(acc, v).
+te::Expr reduceCombine(te::ReduceKind k, te::Expr acc, te::Expr v);
+
 }  // namespace tb::lower

@@ -27,8 +27,9 @@
 ///     the consumer's own statements; several attached stages in stage order). It computes only the
 ///     region its consumers read inside that loop: its extents are bound inference's, and the region
 ///     starts at a *symbolic* min, an expression of the enclosing loop variables (e.g. `yy.0*4` for a
-///     `pad_temp` under a conv tile), recomputed here with the same rules as infer_bound.h, which
-///     reports only that min's first-iteration value.
+///     `pad_temp` under a conv tile). Both come from `inferSymbolicBounds` (infer_bound.h), the
+///     bound inference that also gave the state its ranges, of which the min is the first-iteration
+///     value.
 ///   - Inlined stages are substituted into their readers' bodies.
 ///   - A reduction stores the combiner's identity (or the Reduce's own init) once per output point
 ///     before its outermost reduce loop, in a copy of the spatial loops found below that point
@@ -71,8 +72,8 @@ namespace tb::lower {
 ///     go through inferBound); a stage is attached to an inlined stage, to a missing loop, in a
 ///     cycle, or outside the loop nest of one of its consumers; an inlined stage is a reduction;
 ///     the state was not made from `dag` (different placeholders or stage count).
-///   - tb::InternalError when the extents this lowering infers differ from the state's (a state
-///     whose ranges are stale, or a bug), or for multi-output compute ops.
+///   - tb::InternalError when bound inference on the state's steps gives other ranges than the
+///     state's (a state whose ranges are stale, or a bug), or for multi-output compute ops.
 LoweredFunc lowerState(const te::ComputeDAG& dag, const State& state, const std::string& name = "default_function");
 
 }  // namespace tb::lower

@@ -12,6 +12,7 @@
 #include "engine/schedule/transform_step.h"
 #include "engine/support/error.h"
 #include "engine/te/compute_dag.h"
+#include "engine/te/printer.h"
 #include "engine/topi/broadcast.h"
 #include "engine/topi/nn.h"
 #include "engine/topi/nn/conv2d.h"
@@ -378,6 +379,60 @@ private Q_SLOTS:
         QCOMPARE(iterExtents(v.stage(3)), (QList<qint64>{1, 8, 8, 8, 3, 3, 4}));
         // A stage attached where a consumer cannot see it is an invalid schedule.
         QVERIFY_THROWS_EXCEPTION(UserError, inferBound(replaySteps(dag, steps("[[\"CA\", 3, 4, 1], [\"CA\", 1, 4, 3], [\"CR\", 3]]"))));
+    }
+
+    // The symbolic form lowering reads: the same numbers as inferBound, and the region mins of an
+    // attached stage as expressions of the loops that enclose it.
+    void testSymbolicBounds() {
+        const ComputeDAG dag = convRelu();
+        const State s = inferBound(replaySteps(dag, steps(
+            "[[\"SP\", 3, 1, 8, [2], 1], [\"SP\", 3, 3, 8, [4], 1],"
+            " [\"RE\", 3, [0, 1, 3, 2, 4, 5, 6, 7, 8]], [\"CA\", 1, 3, 2]]")));
+        LoopVars vars(s.stages().size());
+        for (size_t i = 0; i < s.stages().size(); ++i) {
+            const Stage& st = s.stage(int(i));
+            if (st.opType != StageKind::Compute || st.computeAt == ComputeAtKind::Inlined) continue;
+            for (const auto& it : st.iters) vars[i].push_back(Var(st.op->name + "/" + it.name));
+        }
+        const auto b = inferSymbolicBounds(s, vars);
+        QCOMPARE(b.size(), s.stages().size());
+        QVERIFY(b[0].extent.empty() && b[2].extent.empty());  // placeholders
+        for (int i : {1, 3, 4}) {
+            const Stage& st = s.stage(i);
+            QCOMPARE(b[size_t(i)].rootMin.size(), size_t(st.graph->numRoots));
+            for (const auto& it : st.iters) {
+                QCOMPARE(b[size_t(i)].extent[size_t(it.var)], it.range->extent);
+                QCOMPARE(b[size_t(i)].min[size_t(it.var)], it.range->min);
+            }
+        }
+        // conv2d_nhwc and T_relu compute their whole domain: constant mins.
+        for (int i : {3, 4})
+            for (const auto& m : b[size_t(i)].rootMin) QVERIFY2(isConstInt(m, int64_t(0)), toString(m).c_str());
+        // pad_temp at conv's xx.0 (loops nn, yy.0, xx.0): the 2x4 output tile at (yy.0, xx.0) reads
+        // rows from 2*yy.0 and columns from 4*xx.0.
+        auto region = [&](int64_t yy0, int64_t xx0) {
+            QList<qint64> r;
+            for (const auto& m : b[1].rootMin) {
+                int64_t v = -1;
+                if (!isConstInt(substitute(m, {{vars[3][1], intImm(yy0)}, {vars[3][2], intImm(xx0)}}), &v))
+                    qWarning("not a constant: %s", toString(m).c_str());
+                r << qint64(v);
+            }
+            return r;
+        };
+        QCOMPARE(region(0, 0), (QList<qint64>{0, 0, 0, 0}));
+        QCOMPARE(region(3, 1), (QList<qint64>{0, 6, 4, 0}));
+        QCOMPARE(region(2, 0), (QList<qint64>{0, 4, 0, 0}));
+        // One loop variable per loop of every computed stage, or it is a bug of the caller.
+        LoopVars missing = vars;
+        missing[3].pop_back();
+        QVERIFY_THROWS_EXCEPTION(InternalError, inferSymbolicBounds(s, missing));
+        // The same errors as inferBound: pad_temp attached outside the loops of its consumer.
+        const State bad = replaySteps(dag, steps("[[\"CA\", 3, 4, 1], [\"CA\", 1, 4, 3], [\"CR\", 3]]"));
+        LoopVars badVars(bad.stages().size());
+        for (size_t i = 0; i < bad.stages().size(); ++i)
+            for (const auto& it : bad.stage(int(i)).iters) badVars[i].push_back(Var(it.name));
+        QVERIFY_THROWS_EXCEPTION(UserError, inferSymbolicBounds(bad, badVars));
     }
 
     void testCacheWriteInsertsStage() {
