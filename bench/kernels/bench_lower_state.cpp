@@ -3,14 +3,17 @@
 // lowering produces for TVM's own logged schedules.
 //
 //   lowering  random states of the sketch policy for resnet-18's 56x56x64 conv2d + bias + relu:
-//             microseconds per lowerState (best of 5 passes), then per lowerState + LLVM compile
+//             microseconds per inferBound and per lowerState (best of 5 passes each), then per
+//             lowerState + LLVM compile
 //   kernels   TVM's CI matmul_add record (1024^3) and, per resnet-18 conv2d task of
 //             tvmsandbox_resnet-18-NHWC-B1-llvm.json, the record TVM measured fastest: our time
 //             (measure/timer.h: number grown to min_repeat_ms 100, repeat 3, best) beside the time in
 //             the log (another machine: 18-core Xeon for the matmul record; read as a scale only)
 // Threads: TB_NUM_THREADS (default: all cores). Run from the repository root (reads ../shared/data).
 //
-// Usage: bench_lower_state [--quick]
+// Usage: bench_lower_state [--quick] [--lowering-only]
+//   --quick          100 states instead of 500, 10 compiled instead of 40
+//   --lowering-only  only the inferBound and lowerState times (no LLVM, no kernels; a few seconds)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -96,7 +99,17 @@ double timeKernel(const ComputeDAG& dag, const State& state) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+    bool quick = false, loweringOnly = false;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--quick") == 0) {
+            quick = true;
+        } else if (std::strcmp(argv[i], "--lowering-only") == 0) {
+            loweringOnly = true;
+        } else {
+            std::fprintf(stderr, "usage: bench_lower_state [--quick] [--lowering-only]\n");
+            return 2;
+        }
+    }
 
     // ---- lowering cost -------------------------------------------------------------------
     {
@@ -119,14 +132,23 @@ int main(int argc, char** argv) {
             } catch (const UserError&) {
             }
         }
-        double best = 1e30;
-        for (int pass = 0; pass < 5; ++pass) {
-            const auto t0 = std::chrono::steady_clock::now();
-            for (const auto& s : states) (void)lower::lowerState(*dag, s);
-            best = std::min(best, seconds(t0));
-        }
+        // Best of five passes over all states, in microseconds per state.
+        auto perState = [&](auto&& fn) {
+            double best = 1e30;
+            for (int pass = 0; pass < 5; ++pass) {
+                const auto t0 = std::chrono::steady_clock::now();
+                for (const auto& s : states) fn(s);
+                best = std::min(best, seconds(t0));
+            }
+            return best / double(states.size()) * 1e6;
+        };
+        const double bound = perState([](const State& s) { (void)inferBound(s); });
+        std::printf("inferBound, conv2d_nhwc 56x56x64 3x3 + bias + relu: %.1f us per state (%zu random states)\n", bound,
+                    states.size());
+        const double lowering = perState([&](const State& s) { (void)lower::lowerState(*dag, s); });
         std::printf("lowerState, conv2d_nhwc 56x56x64 3x3 + bias + relu: %.1f us per state (%zu random states)\n",
-                    best / double(states.size()) * 1e6, states.size());
+                    lowering, states.size());
+        if (loweringOnly) return 0;
         codegen::CompileOptions co;
         co.emitLlvmIr = co.emitAssembly = false;
         const size_t nc = std::min<size_t>(states.size(), quick ? 10 : 40);
