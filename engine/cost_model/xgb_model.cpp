@@ -203,16 +203,19 @@ double XGBModel::pairwiseAccuracy(const search::SearchTask& task, const std::vec
     m_params.numWarmupSamples = 0;
     std::vector<float> s = predict(task, states);
     m_params.numWarmupSamples = saved;
-    long long ok = 0, total = 0;
+    double ok = 0;
+    long long total = 0;
     for (size_t i = 0; i < states.size(); ++i)
         for (size_t j = i + 1; j < states.size(); ++j) {
             if (costs[i] == costs[j]) continue;
             ++total;
-            bool measuredFaster = costs[i] < costs[j];
-            bool predictedFaster = s[i] > s[j];
-            ok += measuredFaster == predictedFaster;
+            if (s[i] == s[j]) {
+                ok += 0.5;  // a tie orders no pair: what a constant predictor gets
+                continue;
+            }
+            ok += (costs[i] < costs[j]) == (s[i] > s[j]);
         }
-    return total ? double(ok) / double(total) : 0.0;
+    return total ? ok / double(total) : 0.0;
 }
 
 }  // namespace tb::cost_model

@@ -57,7 +57,8 @@ public:
     /// Whether a trained booster exists.
     bool trained() const { return m_booster != nullptr; }
     /// Fraction of pairs (i, j) of `states` whose predicted order matches the measured order of
-    /// `costs` (seconds); pairs with equal costs are skipped. Ansor reports 0.851.
+    /// `costs` (seconds); pairs with equal costs are skipped, equal predictions count one half (so
+    /// a constant model scores 0.5). Ansor reports 0.851.
     double pairwiseAccuracy(const search::SearchTask& task, const std::vector<State>& states, const std::vector<double>& costs);
 
 private:
