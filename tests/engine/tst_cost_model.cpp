@@ -32,10 +32,8 @@ namespace {
 enum : int {
     kFloatAddSub = 1, kFloatMul = 2, kFloatCmp = 4, kFloatMath = 5, kIntAddSub = 8, kIntMul = 9, kIntCmp = 11,
     kBoolOp = 14, kSelectOp = 15,
-    kVecNum = 16, kVecProd = 17, kVecLen = 18, kVecPos = 19,  // + position 0..7
-    kUnrollNum = 27, kUnrollProd = 28, kUnrollLen = 29, kUnrollPos = 30,
-    kParNum = 38, kParProd = 39, kParLen = 40, kParPos = 41,
-    kIsGpu = 49, kGpuLens = 50,  // 7 slots
+    kVecNum = 16, kUnrollNum = 27, kParNum = 38,  // each: number, product, length, 8 position flags
+    kGpuLens = 50,                                // 7 slots after is_gpu (49)
     kBuf = 57,                   // + 18 * buffer rank
     kArith = 147, kAllocSize = 157, kAllocProd = 158, kAllocOuter = 159, kAllocInner = 160,
     kOuterProd = 161, kNumLoops = 162, kAutoUnroll = 163,
@@ -49,7 +47,12 @@ constexpr int kAccRead = 0, kAccWrite = 1, kAccReadWrite = 2, kBytes = 3, kUniqu
 
 double log2p(double x) { return x < 0 ? -std::log2(-x + 1) : std::log2(x + 1); }
 
+// The expected row of one store: every slot not set here must be 0.
 struct Expect {
+    // A CPU row always holds is_gpu = 0 and the seven thread lengths = 1 (log2p(1) = 1).
+    explicit Expect(QString storeName) : name(std::move(storeName)) {
+        for (int g = 0; g < 7; ++g) set(kGpuLens + g, 1.0, "GPU thread length");
+    }
     std::map<int, double> slots;  // slot -> expected value as stored (log2p applied where TVM applies it)
     QString name;
     // A numeric value (stored as log2p(v)).
@@ -63,9 +66,21 @@ struct Expect {
     }
     std::map<int, QString> names;
 
-    // What a CPU row always holds: is_gpu = 0 and the seven thread lengths = 1 (log2p(1) = 1).
-    void cpu() {
-        for (int g = 0; g < 7; ++g) set(kGpuLens + g, 1.0, "GPU thread length");
+    // A vectorize / unroll / parallel group at `base` (kVecNum, kUnrollNum, kParNum): number of such
+    // loops, product and length of their extents (none when count is 0), position one-hot.
+    void annotation(int base, double count, double prod, double len, int pos) {
+        if (count > 0) {
+            num(base, count, "annotated loops");
+            num(base + 1, prod, "annotated extent product");
+            num(base + 2, len, "innermost annotated extent");
+        }
+        flag(base + 3 + pos, "annotation position");
+    }
+    // Group 5: product of the enclosing loop extents, their number, auto_unroll_max_step.
+    void outerScope(double prod, double loops, double autoUnroll) {
+        num(kOuterProd, prod, "outer_prod");
+        num(kNumLoops, loops, "num_loops");
+        if (autoUnroll > 0) num(kAutoUnroll, autoUnroll, "auto_unroll_max_step");
     }
     // Buffer `rank` (after sorting by lines, bytes) with its access type and the 4 size values.
     void buffer(int rank, int acc, double bytes, double unique, double lines, double uniqueLines, double stride) {
@@ -193,21 +208,13 @@ private Q_SLOTS:
         auto rows = cost_model::extractPerStoreFeatures(f, 64);
         QCOMPARE(int(rows.size()), 1);
 
-        Expect e;
-        e.name = QStringLiteral("dense update");
-        e.cpu();
+        Expect e(QStringLiteral("dense update"));
         // Group 1: one add and one multiply per iteration of 8 x 4 x 16 = 512.
         e.num(kFloatAddSub, 512, "float_addsub");
         e.num(kFloatMul, 512, "float_mul");
-        e.num(kVecNum, 1, "vec_num");
-        e.num(kVecProd, 16, "vec_prod");
-        e.num(kVecLen, 16, "vec_len");
-        e.flag(kVecPos + kInnerSpatial, "vec_type");  // j: innermost loop indexing C
-        e.flag(kUnrollPos + kNone, "unroll_type");
-        e.num(kParNum, 1, "parallel_num");
-        e.num(kParProd, 8, "parallel_prod");
-        e.num(kParLen, 8, "parallel_len");
-        e.flag(kParPos + kOuterSpatial, "parallel_type");  // i: outermost loop indexing C
+        e.annotation(kVecNum, 1, 16, 16, kInnerSpatial);  // j: innermost loop indexing C
+        e.annotation(kUnrollNum, 0, 0, 0, kNone);
+        e.annotation(kParNum, 1, 8, 8, kOuterSpatial);    // i: outermost loop indexing C
         // Touched elements per level (innermost first): j: C 16, A 1, B 16 -> 132 bytes;
         // k: C 16, A 4, B 64 -> 336 bytes; i: C 128, A 32, B 64 -> 896 bytes.
         // B: stride 4 along j -> lines 512 x min(1, 16/64) = 128; region [16, 4] is all of B, its
@@ -226,8 +233,7 @@ private Q_SLOTS:
         e.buffer(2, kAccRead, 2048, 128, 2, 8, 0);
         e.reuse(2, kReuseLoop, 1, 12, 16, 2048, 128, 2, 8);
         e.arith({2.0 * 16, 2.0 * 16 * 4, 2.0 * 16 * 4 * 8}, {132, 336, 896});
-        e.num(kOuterProd, 512, "outer_prod");
-        e.num(kNumLoops, 3, "num_loops");
+        e.outerScope(512, 3, 0);
         checkRow(rows[0], e);
     }
 
@@ -258,46 +264,32 @@ private Q_SLOTS:
             e.num(kAllocProd, 16, "alloc_prod");
             e.num(kAllocOuter, 2, "alloc_outer_prod");
             e.num(kAllocInner, outer / 2, "alloc_inner_prod");
-            e.num(kAutoUnroll, 16, "auto_unroll_max_step");
         };
         // Parallel o is not a loop indexing acc: among the other loops it is the only (innermost) one
         // for the init store, the outer one for the update.
-        auto parallelO = [](Expect& e, int pos) {
-            e.num(kParNum, 1, "parallel_num");
-            e.num(kParProd, 2, "parallel_prod");
-            e.num(kParLen, 2, "parallel_len");
-            e.flag(kParPos + pos, "parallel_type");
-        };
+        auto parallelO = [](Expect& e, int pos) { e.annotation(kParNum, 1, 2, 2, pos); };
         {
-            Expect e;
-            e.name = QStringLiteral("init");
-            e.cpu();
-            e.flag(kVecPos + kNone, "vec_type");
-            e.flag(kUnrollPos + kNone, "unroll_type");
+            Expect e(QStringLiteral("init"));
+            e.annotation(kVecNum, 0, 0, 0, kNone);
+            e.annotation(kUnrollNum, 0, 0, 0, kNone);
             parallelO(e, kInnerReduce);
             // acc: 16 stores x 4 bytes, 8 unique elements, 16 x 4/64 = 1 line; reused across o.
             e.buffer(0, kAccWrite, 64, 32, 1, 1, 1);
             e.reuse(0, kReuseLoop, 8, 32, 2, 64, 32, 1, 1);
             alloc(e, 16);
-            e.num(kOuterProd, 16, "outer_prod");
-            e.num(kNumLoops, 2, "num_loops");
+            e.outerScope(16, 2, 16);
             checkRow(rows[0], e);
         }
         {
-            Expect e;
-            e.name = QStringLiteral("update");
-            e.cpu();
+            Expect e(QStringLiteral("update"));
             // 2 x 3 x 8 = 48 iterations; the X index has two int multiplies and two int adds (TVM
             // counts the ops of load indices, not of the store's own indices).
             e.num(kFloatAddSub, 48, "float_addsub");
             e.num(kFloatMul, 48, "float_mul");
             e.num(kIntAddSub, 96, "int_addsub");
             e.num(kIntMul, 96, "int_mul");
-            e.flag(kVecPos + kNone, "vec_type");
-            e.num(kUnrollNum, 1, "unroll_num");
-            e.num(kUnrollProd, 8, "unroll_prod");
-            e.num(kUnrollLen, 8, "unroll_len");
-            e.flag(kUnrollPos + kInnerSpatial, "unroll_type");
+            e.annotation(kVecNum, 0, 0, 0, kNone);
+            e.annotation(kUnrollNum, 1, 8, 8, kInnerSpatial);
             parallelO(e, kOuterReduce);
             // Levels: x2: acc 8, X 15 (x2*2 in [0, 14]), W 1 -> 96 bytes; r: 8, 17, 3 -> 112;
             // o: 8, 33, 3 -> 176. At o the init store's entry for acc (8) comes first.
@@ -315,20 +307,14 @@ private Q_SLOTS:
             e.reuse(2, kReuseLoop, 1, 12, 8, 192, 12, 1, 1);
             e.arith({16, 48, 96}, {96, 112, 176});
             alloc(e, 48);
-            e.num(kOuterProd, 48, "outer_prod");
-            e.num(kNumLoops, 3, "num_loops");
+            e.outerScope(48, 3, 16);
             checkRow(rows[1], e);
         }
         {
-            Expect e;
-            e.name = QStringLiteral("epilogue");
-            e.cpu();
+            Expect e(QStringLiteral("epilogue"));
             e.num(kFloatCmp, 16, "float_cmp");  // max; the store index x3*2 + o is not counted
-            e.num(kVecNum, 1, "vec_num");
-            e.num(kVecProd, 8, "vec_prod");
-            e.num(kVecLen, 8, "vec_len");
-            e.flag(kVecPos + kInnerSpatial, "vec_type");
-            e.flag(kUnrollPos + kNone, "unroll_type");
+            e.annotation(kVecNum, 1, 8, 8, kInnerSpatial);
+            e.annotation(kUnrollNum, 0, 0, 0, kNone);
             parallelO(e, kOuterSpatial);
             // Levels: x3: Y 15, acc 8 -> 92 bytes; o: Y 16, acc 8 -> 96 bytes. At o, all stores so
             // far: acc 3 x 8, X 33, W 3, Y 16 -> 304 bytes.
@@ -337,9 +323,7 @@ private Q_SLOTS:
             e.buffer(1, kAccRead, 64, 32, 1, 1, 1);
             e.reuse(1, kReuseLoop, 8, 92, 2, 64, 32, 1, 1);
             e.arith({8, 16}, {92, 96});
-            e.num(kAutoUnroll, 16, "auto_unroll_max_step");
-            e.num(kOuterProd, 16, "outer_prod");
-            e.num(kNumLoops, 2, "num_loops");
+            e.outerScope(16, 2, 16);
             checkRow(rows[2], e);
         }
     }
@@ -358,16 +342,13 @@ private Q_SLOTS:
         auto rows = cost_model::extractPerStoreFeatures(f, 64);
         QCOMPARE(int(rows.size()), 2);
         auto common = [](Expect& e) {
-            e.cpu();
-            e.flag(kVecPos + kNone, "vec_type");
-            e.flag(kUnrollPos + kNone, "unroll_type");
-            e.flag(kParPos + kNone, "parallel_type");
-            e.num(kOuterProd, 10, "outer_prod");
-            e.num(kNumLoops, 1, "num_loops");
+            e.annotation(kVecNum, 0, 0, 0, kNone);
+            e.annotation(kUnrollNum, 0, 0, 0, kNone);
+            e.annotation(kParNum, 0, 0, 0, kNone);
+            e.outerScope(10, 1, 0);
         };
         {
-            Expect e;
-            e.name = QStringLiteral("padding");
+            Expect e(QStringLiteral("padding"));
             common(e);
             e.num(kFloatMath, 10, "float_math_func");  // tir.if_then_else is a pure call in TVM
             e.num(kIntAddSub, 10, "int_addsub");
@@ -384,8 +365,7 @@ private Q_SLOTS:
             checkRow(rows[0], e);
         }
         {
-            Expect e;
-            e.name = QStringLiteral("select");
+            Expect e(QStringLiteral("select"));
             common(e);
             e.num(kFloatCmp, 10, "float_cmp");
             e.num(kFloatMul, 10, "float_mul");
