@@ -180,7 +180,7 @@ int runTune(const QStringList& args) {
     to.costModel = p.value(costModel).toStdString();
     to.seedDefaultSchedule = !p.isSet(noSeed);
 
-    cost_model::StateLowerer lowerer = [](const search::SearchTask& t, const State& s) {
+    lower::StateLowerer lowerer = [](const search::SearchTask& t, const State& s) {
         return lower::lowerState(*t.dag, s);
     };
     measure::LocalBuilder builder(tgt);

@@ -190,7 +190,7 @@ void TuningWorker::start(const TuningJob& job, quint64 jobId) {
         to.seed = job.seed;
         to.costModel = job.costModel.toStdString();
 
-        cost_model::StateLowerer lowerer = [](const search::SearchTask& t, const State& s) {
+        lower::StateLowerer lowerer = [](const search::SearchTask& t, const State& s) {
             return lower::lowerState(*t.dag, s);
         };
         e->builder = std::make_unique<measure::LocalBuilder>(e->target);

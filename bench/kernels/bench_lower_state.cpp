@@ -25,11 +25,11 @@
 
 #include "engine/codegen/codegen_llvm.h"
 #include "engine/codegen/jit.h"
-#include "engine/cost_model/cost_model.h"
 #include "engine/lower/lower_state.h"
 #include "engine/measure/timer.h"
 #include "engine/schedule/infer_bound.h"
 #include "engine/schedule/transform_step.h"
+#include "engine/search/cost_model.h"
 #include "engine/search/sketch_policy.h"
 #include "engine/support/error.h"
 #include "engine/topi/broadcast.h"

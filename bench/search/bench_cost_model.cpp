@@ -307,7 +307,7 @@ struct Env {
     codegen::Target target;
     std::string targetString;
     measure::HardwareParams hw;
-    cost_model::StateLowerer lowerer;
+    lower::StateLowerer lowerer;
 };
 
 search::SearchTask makeSearchTask(const Env& env, const graph::ExtractedTask& e) {

@@ -2,8 +2,10 @@
 #include "engine/cost_model/feature.h"
 
 #include <algorithm>
-#include <map>
-#include <set>
+#include <cstdlib>
+#include <limits>
+#include <optional>
+#include <unordered_map>
 
 #include "engine/support/error.h"
 
@@ -14,102 +16,188 @@ namespace {
 using lower::ForKind;
 
 struct LoopInfo {
+    const lower::ForNode* node;
     const te::VarNode* var;
+    int64_t min;
     int64_t extent;
     ForKind kind;
 };
 
-// Static evaluation of the integer extent of a loop (constant after bound inference).
-int64_t constExtent(const te::Expr& e) {
+// Static value of a loop bound (constant after bound inference); `fallback` when it is not.
+int64_t constOr(const te::Expr& e, int64_t fallback) {
     int64_t v;
-    return te::isConstInt(e, &v) ? std::max<int64_t>(v, 1) : 1;
+    return te::isConstInt(e, &v) ? v : fallback;
 }
-
-struct OpCounts {
-    double c[16] = {};
-};
 
 enum { kFMad, kFAddSub, kFMul, kFDivMod, kFCmp, kFMath, kFOther, kIMad, kIAddSub, kIMul, kIDivMod, kICmp, kIMath, kIOther, kBool, kSelect };
 
+// TVM MathOpCounter: binary ops by the type of their first operand, calls by their result type
+// (every call we emit is pure, so it is a math function; tir.if_then_else included, as in TVM).
+// MAD is never detected (TVM's todo), so kFMad / kIMad stay 0.
+struct OpCounts {
+    double c[16] = {};
+    double floatOps() const { return c[kFMad] + c[kFAddSub] + c[kFMul] + c[kFDivMod] + c[kFCmp] + c[kFMath] + c[kFOther]; }
+};
+
 void countOps(const te::Expr& e, OpCounts& oc) {
     te::postOrderVisit(e, [&](const te::Expr& x) {
-        bool fl = te::isFloat(x.dtype());
-        switch (x.kind()) {
-            case te::ExprKind::Add: case te::ExprKind::Sub:
-                oc.c[fl ? kFAddSub : kIAddSub] += 1; break;
-            case te::ExprKind::Mul:
-                oc.c[fl ? kFMul : kIMul] += 1; break;
-            case te::ExprKind::Div: case te::ExprKind::Mod: case te::ExprKind::FloorDiv: case te::ExprKind::FloorMod:
-                oc.c[fl ? kFDivMod : kIDivMod] += 1; break;
-            case te::ExprKind::Min: case te::ExprKind::Max:
-                oc.c[fl ? kFCmp : kICmp] += 1; break;
-            case te::ExprKind::EQ: case te::ExprKind::NE: case te::ExprKind::LT: case te::ExprKind::LE:
-            case te::ExprKind::GT: case te::ExprKind::GE: {
-                auto* b = x.as<te::BinaryNode>();
-                oc.c[te::isFloat(b->a.dtype()) ? kFCmp : kICmp] += 1;
-                break;
+        using K = te::ExprKind;
+        const K k = x.kind();
+        if (te::isBinaryKind(k) && k != K::And && k != K::Or) {
+            const bool fl = te::isFloat(x.as<te::BinaryNode>()->a.dtype());
+            switch (k) {
+                case K::Add: case K::Sub: oc.c[fl ? kFAddSub : kIAddSub] += 1; break;
+                case K::Mul: oc.c[fl ? kFMul : kIMul] += 1; break;
+                case K::Div: case K::Mod: case K::FloorDiv: case K::FloorMod: oc.c[fl ? kFDivMod : kIDivMod] += 1; break;
+                default: oc.c[fl ? kFCmp : kICmp] += 1; break;  // min, max, comparisons
             }
-            case te::ExprKind::And: case te::ExprKind::Or: case te::ExprKind::Not:
-                oc.c[kBool] += 1; break;
-            case te::ExprKind::Select:
-                oc.c[kSelect] += 1; break;
-            case te::ExprKind::Call: {
-                auto* c = x.as<te::CallNode>();
-                if (c->op == "tir.if_then_else") oc.c[kSelect] += 1;
-                else oc.c[fl ? kFMath : kIMath] += 1;
-                break;
-            }
-            default: break;
+        } else if (k == K::And || k == K::Or || k == K::Not) {
+            oc.c[kBool] += 1;
+        } else if (k == K::Select) {
+            oc.c[kSelect] += 1;
+        } else if (k == K::Call) {
+            oc.c[te::isFloat(x.dtype()) ? kFMath : kIMath] += 1;
         }
     });
 }
 
-// Coefficient of `var` in a flat affine index, or 0 if it does not appear; -1 if non-affine.
+// Coefficient of `var` in an index, 0 if it does not appear (TVM CoefficientExtractor). Exact on the
+// simplifier's linear forms c1*t1 + c2*t2 + c0; a non-affine use (floordiv ...) counts as 1.
 int64_t coefficientOf(const te::Expr& e, const te::VarNode* var) {
     using K = te::ExprKind;
+    auto uses = [&](const te::Expr& x) {
+        bool found = false;
+        te::postOrderVisit(x, [&](const te::Expr& z) { found |= z.get() == var; });
+        return found;
+    };
     switch (e.kind()) {
         case K::Var: return e.get() == var ? 1 : 0;
         case K::IntImm: case K::FloatImm: return 0;
         case K::Add: case K::Sub: {
             auto* b = e.as<te::BinaryNode>();
             int64_t x = coefficientOf(b->a, var), y = coefficientOf(b->b, var);
-            if (x < 0 || y < 0) return -1;
-            return e.kind() == K::Add ? x + y : x - y;  // may go negative for odd strides: keep magnitude
+            return e.kind() == K::Add ? x + y : x - y;
         }
         case K::Mul: {
             auto* b = e.as<te::BinaryNode>();
             int64_t c;
-            if (te::isConstInt(b->b, &c)) {
-                int64_t x = coefficientOf(b->a, var);
-                return x < 0 ? -1 : x * c;
-            }
-            if (te::isConstInt(b->a, &c)) {
-                int64_t x = coefficientOf(b->b, var);
-                return x < 0 ? -1 : x * c;
-            }
-            bool uses = false;
-            te::postOrderVisit(e, [&](const te::Expr& z) { uses |= z.get() == var; });
-            return uses ? -1 : 0;
+            if (te::isConstInt(b->b, &c)) return coefficientOf(b->a, var) * c;
+            if (te::isConstInt(b->a, &c)) return coefficientOf(b->b, var) * c;
+            return uses(e) ? 1 : 0;
         }
-        default: {
-            bool uses = false;
-            te::postOrderVisit(e, [&](const te::Expr& z) { uses |= z.get() == var; });
-            return uses ? 1 : 0;  // non-affine (floordiv ...): treat as touching with unit stride
-        }
+        default: return uses(e) ? 1 : 0;
     }
 }
 
+// Interval of an integer index expression over loop ranges (TVM arith::ConstIntBound, reduced to
+// what lowered indices contain); nullopt when some part is not covered.
+struct Interval {
+    int64_t lo, hi;
+};
+using Ranges = std::unordered_map<const te::VarNode*, Interval>;
+
+int64_t floorDivInt(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+std::optional<Interval> boundOf(const te::Expr& e, const Ranges& ranges) {
+    using K = te::ExprKind;
+    switch (e.kind()) {
+        case K::IntImm: {
+            int64_t v = 0;
+            te::isConstInt(e, &v);
+            return Interval{v, v};
+        }
+        case K::Var: {
+            auto it = ranges.find(static_cast<const te::VarNode*>(e.get()));
+            if (it == ranges.end()) return std::nullopt;
+            return it->second;
+        }
+        case K::Cast: return boundOf(e.as<te::CastNode>()->value, ranges);
+        case K::Add: case K::Sub: case K::Mul: case K::Min: case K::Max:
+        case K::FloorDiv: case K::Div: case K::FloorMod: case K::Mod: {
+            auto* b = e.as<te::BinaryNode>();
+            auto x = boundOf(b->a, ranges), y = boundOf(b->b, ranges);
+            if (!x || !y) return std::nullopt;
+            switch (e.kind()) {
+                case K::Add: return Interval{x->lo + y->lo, x->hi + y->hi};
+                case K::Sub: return Interval{x->lo - y->hi, x->hi - y->lo};
+                case K::Mul: {
+                    int64_t p[4] = {x->lo * y->lo, x->lo * y->hi, x->hi * y->lo, x->hi * y->hi};
+                    return Interval{*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
+                }
+                case K::Min: return Interval{std::min(x->lo, y->lo), std::min(x->hi, y->hi)};
+                case K::Max: return Interval{std::max(x->lo, y->lo), std::max(x->hi, y->hi)};
+                default: break;
+            }
+            // Division and modulo by a positive constant (the only kind lowering emits).
+            if (y->lo != y->hi || y->lo <= 0) return std::nullopt;
+            const int64_t c = y->lo;
+            if (e.kind() == K::FloorDiv || e.kind() == K::Div) return Interval{floorDivInt(x->lo, c), floorDivInt(x->hi, c)};
+            if (x->lo >= 0 && floorDivInt(x->lo, c) == floorDivInt(x->hi, c)) return Interval{x->lo % c, x->hi % c};
+            return Interval{0, c - 1};
+        }
+        default: return std::nullopt;
+    }
+}
+
+int64_t elemBytes(const lower::Buffer& b) { return b->spanBytes() / std::max<int64_t>(b->spanElements(), 1); }
+
+// TVM BufferAccessType / ReuseType.
+enum AccType { kRead = 0, kWrite = 1, kReadWrite = 2 };
+enum ReuseKind { kLoopMultipleRead = 0, kSerialMultipleReadWrite = 1, kNoReuse = 2 };
+
+// The accesses of one store to one buffer (TVM BufferAccess): the index lists, except that a
+// buffer both written and read keeps only the store's indices (an update reads what it writes).
+struct Access {
+    lower::Buffer buf;
+    AccType type;
+    std::vector<std::vector<te::Expr>> indices;
+};
+
+// Elements of `buf` touched by the index lists when the loops are bound as in `ranges`: the
+// product over dimensions of the union of the lists' ranges (TVM ComputeRegion). A dimension whose
+// range is unknown counts as the whole extent.
+std::vector<int64_t> region(const Access& a, const Ranges& ranges) {
+    std::vector<int64_t> r(a.buf->ndim());
+    for (size_t d = 0; d < r.size(); ++d) {
+        int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+        for (const auto& idx : a.indices) {
+            auto b = boundOf(idx[d], ranges);
+            if (!b) b = Interval{0, a.buf->shape[d] - 1};
+            lo = std::min(lo, b->lo);
+            hi = std::max(hi, b->hi);
+        }
+        r[d] = hi - lo + 1;
+    }
+    return r;
+}
+
+int64_t product(const std::vector<int64_t>& v) {
+    int64_t p = 1;
+    for (int64_t x : v) p *= x;
+    return std::max<int64_t>(p, 0);
+}
+
+// One entry of TVM's for_touch_regions: a store touched `touched` elements of a buffer inside a loop.
+struct Touch {
+    int64_t touched;
+    int64_t elemBytes;
+};
+using TouchMap = std::unordered_map<const lower::BufferNode*, std::vector<Touch>>;
+
 struct Extractor {
     int lineBytes;
-    std::map<const te::OperationNode*, lower::Buffer> keyToBuffer;
+    std::unordered_map<const te::OperationNode*, lower::Buffer> keyToBuffer;
     std::vector<LoopInfo> loops;
     std::vector<int64_t> unrollPragma;
-    std::vector<std::pair<lower::Buffer, int64_t>> allocs;  // (buffer, outer product at allocation)
+    std::vector<std::pair<lower::Buffer, double>> allocs;  // (buffer, outer loop product at allocation)
+    // TVM for_touch_regions_: per loop, per buffer, one entry per store inside the loop that touches
+    // the buffer (accumulated over the stores visited so far, as TVM does).
+    std::unordered_map<const lower::ForNode*, TouchMap> touch;
     std::vector<std::vector<float>> rows;
 
-    static double prodOf(const std::vector<LoopInfo>& ls, size_t from = 0) {
+    static double prodOf(const std::vector<LoopInfo>& ls) {
         double p = 1;
-        for (size_t i = from; i < ls.size(); ++i) p *= double(ls[i].extent);
+        for (const auto& l : ls) p *= double(l.extent);
         return p;
     }
 
@@ -119,7 +207,7 @@ struct Extractor {
         switch (s->kind) {
             case StmtKind::For: {
                 auto* f = lower::as<lower::ForNode>(s);
-                loops.push_back({f->var.node(), constExtent(f->extent), f->forKind});
+                loops.push_back({f, f->var.node(), constOr(f->min, 0), std::max<int64_t>(constOr(f->extent, 1), 1), f->forKind});
                 visit(f->body);
                 loops.pop_back();
                 break;
@@ -127,7 +215,7 @@ struct Extractor {
             case StmtKind::Allocate: {
                 auto* a = lower::as<lower::AllocateNode>(s);
                 keyToBuffer[a->buffer->key.get()] = a->buffer;
-                allocs.emplace_back(a->buffer, int64_t(prodOf(loops)));
+                allocs.emplace_back(a->buffer, prodOf(loops));
                 visit(a->body);
                 allocs.pop_back();
                 break;
@@ -135,7 +223,7 @@ struct Extractor {
             case StmtKind::Seq:
                 for (const auto& c : lower::as<lower::SeqNode>(s)->seq) visit(c);
                 break;
-            case StmtKind::IfThenElse: {
+            case StmtKind::IfThenElse: {  // both branches, as TVM
                 auto* i = lower::as<lower::IfThenElseNode>(s);
                 visit(i->thenCase);
                 visit(i->elseCase);
@@ -155,38 +243,112 @@ struct Extractor {
         }
     }
 
+    // TVM BufferAccessExtractor: the store's buffer as Write, then every load of the value.
+    std::vector<Access> accessesOf(const lower::BufferStoreNode* st) const {
+        std::vector<Access> acc{{st->buffer, kWrite, {st->indices}}};
+        te::postOrderVisit(st->value, [&](const te::Expr& x) {
+            auto* l = x.as<te::LoadNode>();
+            if (!l) return;
+            auto it = keyToBuffer.find(l->op.get());
+            if (it == keyToBuffer.end()) return;
+            auto a = std::find_if(acc.begin(), acc.end(), [&](const Access& y) { return y.buf == it->second; });
+            if (a == acc.end()) {
+                acc.push_back({it->second, kRead, {}});
+                a = acc.end() - 1;
+            } else if (a->type == kWrite) {
+                a->type = kReadWrite;
+            }
+            if (a->type != kReadWrite) a->indices.push_back(l->indices);
+        });
+        return acc;
+    }
+
+    bool usesLoop(const Access& a, size_t loop) const {
+        for (const auto& idx : a.indices)
+            for (const auto& e : idx)
+                if (coefficientOf(e, loops[loop].var) != 0) return true;
+        return false;
+    }
+
+    // Smallest stride (elements) of `a` along loop `loop`, 0 when no index uses it (TVM ComputeStride).
+    int64_t strideOf(const Access& a, size_t loop) const {
+        int64_t best = std::numeric_limits<int64_t>::max();
+        bool found = false;
+        for (const auto& idx : a.indices)
+            for (size_t d = idx.size(); d-- > 0;) {
+                int64_t c = coefficientOf(idx[d], loops[loop].var);
+                if (c == 0) continue;
+                found = true;
+                best = std::min(best, std::abs(c) * a.buf->strides[d]);
+                break;
+            }
+        return found ? best : 0;
+    }
+
+    // TVM ComputeReuse: (reuse type, distance in iterations, distance in bytes, reuse count).
+    struct Reuse {
+        ReuseKind kind = kNoReuse;
+        double disIter = 0, disBytes = 0, count = 0;
+    };
+    Reuse reuseOf(const Access& a) const {
+        auto touchedBytes = [&](const TouchMap& m, bool oneElement) {
+            double b = 0;
+            for (const auto& [_, v] : m)
+                for (const auto& t : v) b += double(oneElement ? 1 : t.touched) * double(t.elemBytes);
+            return b;
+        };
+        double disIter = 1, disBytes = -1;
+        for (size_t i = loops.size(); i-- > 0;) {
+            const TouchMap& m = touch.at(loops[i].node);
+            const double extent = double(loops[i].extent);
+            if (!usesLoop(a, i)) {
+                // The data of the loops inside is read again in every iteration of this loop.
+                if (disBytes < 0) disBytes = touchedBytes(m, true);
+                return {kLoopMultipleRead, disIter, disBytes, extent};
+            }
+            disIter *= extent;
+            disBytes = touchedBytes(m, false);
+            const auto& mine = m.at(a.buf.get());
+            if (mine.size() > 1) {  // several stores inside this loop touch the buffer
+                double minTouched = std::numeric_limits<double>::max();
+                for (const auto& t : mine) minTouched = std::min(minTouched, double(t.touched));
+                return {kSerialMultipleReadWrite, minTouched / extent, disBytes / extent, double(mine.size() - 1)};
+            }
+        }
+        return {};
+    }
+
     void store(const lower::BufferStoreNode* st) {
         std::vector<float> row(kFeatureLength, 0.0f);
         const double outer = prodOf(loops);
-        // Spatial loops: those whose variable indexes the stored element.
-        std::vector<char> spatial(loops.size(), 0);
-        for (size_t i = 0; i < loops.size(); ++i)
-            for (const auto& idx : st->indices)
-                if (coefficientOf(idx, loops[i].var) != 0) spatial[i] = 1;
+        const size_t n = loops.size();
+        int k = 0;
 
-        // Group 1: op counters.
+        // ---- Group 1: op counts x outer loop product; vectorize / unroll / parallel; GPU.
         OpCounts oc;
         countOps(st->value, oc);
-        for (const auto& idx : st->indices) countOps(idx, oc);
-        int k = 0;
         for (double c : oc.c) row[size_t(k++)] = log2p(c * outer);
-        // vectorize / unroll / parallel.
+        // Spatial loops (for the annotation position): those whose variable indexes the stored element.
+        std::vector<char> spatial(n, 0);
+        for (size_t i = 0; i < n; ++i)
+            for (const auto& idx : st->indices)
+                if (coefficientOf(idx, loops[i].var) != 0) spatial[i] = 1;
         for (ForKind kind : {ForKind::Vectorized, ForKind::Unrolled, ForKind::Parallel}) {
-            double num = 0, prod = 1, len = 0;
-            int pos = 0;  // 0 none
-            for (size_t i = 0; i < loops.size(); ++i) {
+            double num = 0, prod = 0, len = 0;
+            int pos = 0;  // kPosNone
+            for (size_t i = 0; i < n; ++i) {
                 if (loops[i].kind != kind) continue;
                 num += 1;
-                prod *= double(loops[i].extent);
+                prod = (prod == 0 ? 1 : prod) * double(loops[i].extent);
                 len = double(loops[i].extent);
-                // Position of this loop among the loops of its class (spatial / reduce).
+                // Position of the innermost such loop among the loops of its class (spatial / reduce).
                 int before = 0, after = 0;
-                for (size_t j = 0; j < loops.size(); ++j) {
+                for (size_t j = 0; j < n; ++j) {
                     if (spatial[j] != spatial[i]) continue;
                     if (j < i) ++before;
                     if (j > i) ++after;
                 }
-                int base = spatial[i] ? 1 : 4;
+                const int base = spatial[i] ? 1 : 4;
                 pos = after == 0 ? base : before == 0 ? base + 2 : base + 1;
             }
             row[size_t(k++)] = log2p(num);
@@ -194,147 +356,136 @@ struct Extractor {
             row[size_t(k++)] = log2p(len);
             for (int p = 0; p < 8; ++p) row[size_t(k++)] = p == pos ? 1.0f : 0.0f;
         }
-        k += 8;  // GPU slots stay 0
+        // is_gpu = 0, then blockIdx.{x,y,z}, threadIdx.{x,y,z}, vthread lengths: 1 on a CPU (log2p = 1).
+        row[size_t(k++)] = 0.0f;
+        for (int g = 0; g < 7; ++g) row[size_t(k++)] = log2p(1);
         TB_CHECK(k == 57) << "feature layout drifted (group 1 ends at " << k << ")";
 
-        // Group 2: buffer accesses.
+        // ---- Touched regions per loop level, innermost first (TVM ExtractBufferAccessFeature).
+        std::vector<Access> acc = accessesOf(st);
+        std::vector<double> memBytes, computeOps;  // per level, innermost first
+        std::vector<std::vector<int64_t>> outerRegion(acc.size());  // region of each access at loop 0
+        Ranges ranges;
+        for (const auto& l : loops) ranges[l.var] = {l.min, l.min};  // loops outside a level: one iteration
+        double ops = oc.floatOps();
+        for (size_t i = n; i-- > 0;) {
+            ranges[loops[i].var] = {loops[i].min, loops[i].min + loops[i].extent - 1};
+            TouchMap& m = touch[loops[i].node];
+            double bytes = 0;
+            for (size_t a = 0; a < acc.size(); ++a) {
+                std::vector<int64_t> r = region(acc[a], ranges);
+                const int64_t touched = product(r);
+                m[acc[a].buf.get()].push_back({touched, elemBytes(acc[a].buf)});
+                bytes += double(touched) * double(elemBytes(acc[a].buf));
+                if (i == 0) outerRegion[a] = std::move(r);
+            }
+            memBytes.push_back(bytes);
+            ops *= double(loops[i].extent);
+            computeOps.push_back(ops);
+        }
+
+        // ---- Group 2: the 5 buffers with the most cache lines (then bytes), 18 values each.
         struct BufFeat {
-            bool read = false, write = false;
-            double bytes = 0, uniqueBytes = 0, lines = 0, uniqueLines = 0;
-            int reuseType = 2;  // NoReuse
-            double reuseDisIter = 0, reuseDisBytes = 0, reuseCt = 0, stride = 0;
+            AccType type;
+            double bytes, uniqueBytes, lines, uniqueLines;
+            Reuse reuse;
+            double stride;
         };
-        std::map<const lower::BufferNode*, BufFeat> feats;
-        std::vector<std::pair<lower::Buffer, std::vector<te::Expr>>> accesses;
-        te::postOrderVisit(st->value, [&](const te::Expr& x) {
-            auto* l = x.as<te::LoadNode>();
-            if (!l) return;
-            auto it = keyToBuffer.find(l->op.get());
-            if (it == keyToBuffer.end()) return;
-            accesses.emplace_back(it->second, l->indices);
-        });
-        const double elem = 4.0;
-        auto analyze = [&](const lower::Buffer& buf, const std::vector<te::Expr>& idx, bool write) {
-            BufFeat& bf = feats[buf.get()];
-            (write ? bf.write : bf.read) = true;
-            te::Expr flat = lower::flatIndex(buf, idx);
-            std::vector<int64_t> coef(loops.size());
-            for (size_t i = 0; i < loops.size(); ++i) coef[i] = std::abs(coefficientOf(flat, loops[i].var));
-            double unique = 1;
-            for (size_t i = 0; i < loops.size(); ++i)
-                if (coef[i] != 0) unique *= double(loops[i].extent);
-            unique = std::min(unique, double(buf->spanElements()));
-            double stride = 0;
-            size_t reduceRun = loops.size();  // innermost loops that do not move the index
-            for (size_t i = loops.size(); i-- > 0;) {
-                if (coef[i] != 0) {
-                    stride = double(coef[i]);
-                    break;
+        std::vector<BufFeat> feats;
+        for (size_t a = 0; a < acc.size(); ++a) {
+            const Access& ac = acc[a];
+            const double eb = double(elemBytes(ac.buf));
+            BufFeat f{ac.type, outer * eb, eb, 1, 1, reuseOf(ac), 0};
+            if (n > 0) {
+                f.uniqueBytes = double(touch.at(loops.front().node).at(ac.buf.get()).front().touched) * eb;
+                // Stride along the innermost loop that moves the access; the loops inside it re-read
+                // the same lines (TVM multiplies the innermost loop's extent each time: we take the
+                // extents of those loops).
+                int64_t stride = 0;
+                double reduceRatio = 1;
+                size_t i = n;
+                while (i-- > 0) {
+                    stride = strideOf(ac, i);
+                    if (stride != 0) break;
+                    reduceRatio *= double(loops[i].extent);
                 }
-                reduceRun = i;
+                f.lines = std::max(outer / reduceRatio * std::min(1.0, double(stride) * eb / lineBytes), 1.0);
+                f.stride = i == n - 1 ? double(stride) : 0.0;  // the stride of the innermost loop only
+                // Unique lines: unique bytes over the contiguous run, i.e. the innermost dimension the
+                // whole of which is touched (capped at a cache line).
+                double contiguous = eb;
+                const auto& r = outerRegion[a];
+                for (size_t d = std::min(r.size(), ac.buf->ndim()); d-- > 0;)
+                    if (r[d] == ac.buf->shape[d]) {
+                        contiguous *= double(r[d]);
+                        break;
+                    }
+                f.uniqueLines = std::max(f.uniqueBytes / std::min(contiguous, double(lineBytes)), 1.0);
             }
-            double reduceRatio = prodOf(loops, reduceRun);
-            bf.bytes += outer * elem;
-            bf.uniqueBytes = std::max(bf.uniqueBytes, unique * elem);
-            double lines = outer / std::max(reduceRatio, 1.0) * std::min(1.0, stride * elem / lineBytes);
-            bf.lines += std::max(lines, 1.0);
-            bf.uniqueLines = std::max(bf.uniqueLines, std::max(unique * elem / lineBytes, 1.0));
-            bf.stride = bf.stride == 0 ? stride : std::min(bf.stride, stride);
-            // Reuse: the innermost loop whose variable does not move the index.
-            for (size_t i = loops.size(); i-- > 0;) {
-                if (coef[i] == 0 && loops[i].extent > 1) {
-                    bf.reuseType = 0;  // LoopMultipleRead
-                    bf.reuseCt = double(loops[i].extent);
-                    bf.reuseDisIter = prodOf(loops, i + 1);
-                    double inner = 1;
-                    for (size_t j = i + 1; j < loops.size(); ++j)
-                        if (coef[j] != 0) inner *= double(loops[j].extent);
-                    bf.reuseDisBytes = inner * elem;
-                    break;
-                }
-            }
-        };
-        for (const auto& [buf, idx] : accesses) analyze(buf, idx, false);
-        analyze(st->buffer, st->indices, true);
-        for (auto& [_, bf] : feats)
-            if (bf.read && bf.write && bf.reuseType == 2) bf.reuseType = 1;  // SerialMultipleReadWrite
-        std::vector<BufFeat> sorted;
-        for (auto& [_, bf] : feats) sorted.push_back(bf);
-        std::sort(sorted.begin(), sorted.end(), [](const BufFeat& a, const BufFeat& b) {
+            feats.push_back(f);
+        }
+        std::stable_sort(feats.begin(), feats.end(), [](const BufFeat& a, const BufFeat& b) {
             return a.lines != b.lines ? a.lines > b.lines : a.bytes > b.bytes;
         });
         for (size_t b = 0; b < 5; ++b) {
-            if (b >= sorted.size()) {
+            if (b >= feats.size()) {
                 k += 18;
                 continue;
             }
-            const BufFeat& bf = sorted[b];
-            int acc = bf.read && bf.write ? 2 : bf.write ? 1 : 0;
-            for (int t = 0; t < 3; ++t) row[size_t(k++)] = t == acc ? 1.0f : 0.0f;
-            row[size_t(k++)] = log2p(bf.bytes);
-            row[size_t(k++)] = log2p(bf.uniqueBytes);
-            row[size_t(k++)] = log2p(bf.lines);
-            row[size_t(k++)] = log2p(bf.uniqueLines);
-            for (int t = 0; t < 3; ++t) row[size_t(k++)] = t == bf.reuseType ? 1.0f : 0.0f;
-            row[size_t(k++)] = log2p(bf.reuseDisIter);
-            row[size_t(k++)] = log2p(bf.reuseDisBytes);
-            row[size_t(k++)] = log2p(bf.reuseCt);
-            auto ratio = [&](double v) { return bf.reuseCt > 0.5 ? v / bf.reuseCt : v * 2; };
-            row[size_t(k++)] = log2p(ratio(bf.bytes));
-            row[size_t(k++)] = log2p(ratio(bf.uniqueBytes));
-            row[size_t(k++)] = log2p(ratio(bf.lines));
-            row[size_t(k++)] = log2p(ratio(bf.uniqueLines));
-            row[size_t(k++)] = log2p(bf.stride);
+            const BufFeat& f = feats[b];
+            for (int t = 0; t < 3; ++t) row[size_t(k++)] = t == f.type ? 1.0f : 0.0f;
+            row[size_t(k++)] = log2p(f.bytes);
+            row[size_t(k++)] = log2p(f.uniqueBytes);
+            row[size_t(k++)] = log2p(f.lines);
+            row[size_t(k++)] = log2p(f.uniqueLines);
+            for (int t = 0; t < 3; ++t) row[size_t(k++)] = t == f.reuse.kind ? 1.0f : 0.0f;
+            row[size_t(k++)] = log2p(f.reuse.disIter);
+            row[size_t(k++)] = log2p(f.reuse.disBytes);
+            row[size_t(k++)] = log2p(f.reuse.count);
+            auto perReuse = [&](double v) { return f.reuse.count > 0.5 ? v / f.reuse.count : v * 2; };
+            row[size_t(k++)] = log2p(perReuse(f.bytes));
+            row[size_t(k++)] = log2p(perReuse(f.uniqueBytes));
+            row[size_t(k++)] = log2p(perReuse(f.lines));
+            row[size_t(k++)] = log2p(perReuse(f.uniqueLines));
+            row[size_t(k++)] = log2p(f.stride);
         }
         TB_CHECK(k == 147) << "feature layout drifted (group 2 ends at " << k << ")";
 
-        // Group 3: arithmetic intensity curve over loop levels (innermost first).
-        double opsPerIter = 0;
-        for (int c = 0; c < 16; ++c) opsPerIter += oc.c[c];
-        std::vector<double> xs, ys;
-        for (size_t lvl = loops.size() + 1; lvl-- > 0;) {
-            double iters = prodOf(loops, lvl);
-            double bytes = 0;
-            for (const auto& [buf, idx] : accesses) {
-                te::Expr flat = lower::flatIndex(buf, idx);
-                double u = 1;
-                for (size_t i = lvl; i < loops.size(); ++i)
-                    if (coefficientOf(flat, loops[i].var) != 0) u *= double(loops[i].extent);
-                bytes += u * elem;
-            }
-            bytes += elem;  // the stored element
-            xs.push_back(std::log2(opsPerIter * iters + 1));
-            ys.push_back(opsPerIter * iters / bytes);
-        }
-        for (int p = 0; p < 10; ++p) {
-            double v = 0;
-            if (!xs.empty()) {
-                double target = xs.back() * double(p + 1) / 10.0;
-                size_t j = 0;
-                while (j + 1 < xs.size() && xs[j + 1] < target) ++j;
-                if (j + 1 < xs.size() && xs[j + 1] > xs[j]) {
-                    double t = (target - xs[j]) / (xs[j + 1] - xs[j]);
-                    v = ys[j] + std::clamp(t, 0.0, 1.0) * (ys[j + 1] - ys[j]);
-                } else {
-                    v = ys[j];
+        // ---- Group 3: arithmetic intensity (float ops / touched bytes) as a function of the float
+        // ops done by the loops from the innermost outwards, sampled at 10 evenly spaced op counts
+        // with linear interpolation (TVM ExtractArithmeticIntensityFeature).
+        if (oc.floatOps() > 0 && !computeOps.empty()) {
+            size_t pt = 0;
+            for (int s = 0; s < 10; ++s) {
+                const double target = computeOps.back() * double(s + 1) / 10.0;
+                while (computeOps[pt] < target - 1e-4) ++pt;
+                double v = computeOps[pt] / memBytes[pt];
+                if (pt > 0) {
+                    const double base = computeOps[pt - 1] / memBytes[pt - 1];
+                    const double slope = (v - base) / (computeOps[pt] - computeOps[pt - 1]);
+                    v = base + slope * (target - computeOps[pt - 1]);
                 }
+                row[size_t(k++)] = log2p(v);
             }
-            row[size_t(k++)] = float(v);
+        } else {
+            k += 10;
         }
-        // Group 4: allocation of the stored buffer (when it is an Allocate'd buffer).
+
+        // ---- Group 4: allocation of the stored buffer, when an Allocate encloses the store.
         for (auto it = allocs.rbegin(); it != allocs.rend(); ++it) {
             if (it->first.get() != st->buffer.get()) continue;
-            double prod = double(it->first->spanElements());
-            row[size_t(k)] = log2p(prod * elem);
-            row[size_t(k + 1)] = log2p(prod);
-            row[size_t(k + 2)] = log2p(double(it->second));
-            row[size_t(k + 3)] = log2p(outer / std::max(double(it->second), 1.0));
+            const double elems = double(it->first->spanElements());
+            row[size_t(k)] = log2p(elems * double(elemBytes(it->first)));  // alloc_size
+            row[size_t(k + 1)] = log2p(elems * it->second);                 // alloc_prod
+            row[size_t(k + 2)] = log2p(it->second);                         // alloc_outer_prod
+            row[size_t(k + 3)] = log2p(outer / std::max(it->second, 1.0));  // alloc_inner_prod
             break;
         }
         k += 4;
-        // Group 5.
+
+        // ---- Group 5: outer loops.
         row[size_t(k++)] = log2p(outer);
-        row[size_t(k++)] = log2p(double(loops.size()));
+        row[size_t(k++)] = log2p(double(n));
         row[size_t(k++)] = log2p(unrollPragma.empty() ? 0.0 : double(unrollPragma.back()));
         TB_CHECK(k == kFeatureLength) << "feature layout drifted (ends at " << k << ")";
         rows.push_back(std::move(row));

@@ -5,21 +5,46 @@
 /// src/auto_scheduler/feature.cc, DEFAULT_FEATURE_VEC_LEN = 164).
 ///
 /// A lowered kernel is described by one 164-float vector per buffer-store statement; the model
-/// predicts a score per store and sums them (pack-sum). Layout (REFERENCE-TVM §2.2):
-///   [0, 57)    computation: 16 op counters (float mad/addsub/mul/divmod/cmp/math/other, the same
-///              7 for int, bool ops, selects) x the enclosing loop product; for vectorize, unroll and
-///              parallel: count, product and innermost length of such loops + an 8-way one-hot of the
-///              innermost one's position {none, inner/middle/outer spatial, inner/middle/outer reduce,
-///              mixed}; 8 GPU thread-binding slots (zero on CPU);
-///   [57, 147)  the 5 most-touched buffers (by lines, then bytes) x 18: access type one-hot (read,
-///              write, read-write), bytes, unique bytes, cache lines, unique lines, reuse type one-hot
-///              (loop multiple read, serial multiple read-write, no reuse), reuse distance in
-///              iterations and bytes, reuse count, the four per-reuse ratios, innermost stride;
-///   [147, 157) arithmetic intensity (flops / unique bytes) sampled at 10 points of the loop nest;
-///   [157, 161) allocation: bytes, element product, outer loop product, inner product;
-///   [161, 164) outer loop product, number of enclosing loops, auto_unroll_max_step.
-/// Numeric values go through log2p(x) = sign(x) * log2(|x| + 1); one-hots stay 0/1. Our values
-/// follow TVM's definitions on our loop IR; they are not bit-identical to TVM's (no model transfer).
+/// predicts a score per store and sums them (pack-sum). Layout (REFERENCE-TVM §2.2), each value as
+/// TVM's PerStoreFeatureExtractor defines it (names are TVM's):
+///   [0, 57)    computation: 16 op counters of the stored value, loads' indices included (float
+///              mad/addsub/mul/divmod/cmp/math_func/other_func, the same 7 for int, bool ops,
+///              selects; binary ops typed by their first operand, calls by their result; MAD is never
+///              detected) x outer_prod; for vectorize, unroll and parallel: count, product (0 when
+///              there is none) and length of the innermost such loop + an 8-way one-hot of that
+///              loop's position {none, inner/middle/outer spatial, inner/middle/outer reduce, mixed};
+///              is_gpu and 7 thread/vthread lengths (0 and log2p(1) = 1 on a CPU);
+///   [57, 147)  per buffer the store touches, the 5 with the most cache lines (then bytes) x 18:
+///              access type one-hot (read, write, read-write), bytes (outer_prod x element size),
+///              unique bytes (region touched by all loops), lines (outer_prod / product of the inner
+///              loops that do not move the access x min(1, stride x element / line)), unique lines
+///              (unique bytes / the contiguous run: innermost dimension touched whole, capped at a
+///              line), reuse type one-hot (loop multiple read, serial multiple read-write, no reuse),
+///              reuse distance in iterations and bytes, reuse count, the four per-reuse ratios (x 2
+///              without reuse), stride along the innermost loop;
+///   [147, 157) arithmetic intensity: float ops / bytes touched by the loops from the innermost
+///              outwards, as a function of those loops' float ops, sampled at 10 evenly spaced op
+///              counts (linear interpolation);
+///   [157, 161) allocation of the stored buffer: bytes, elements x outer product at the
+///              allocation, that outer product, outer_prod / that outer product;
+///   [161, 164) outer_prod (product of the enclosing loop extents), number of enclosing loops,
+///              auto_unroll_max_step.
+/// Numeric values go through log2p(x) = sign(x) * log2(|x| + 1); one-hots stay 0/1. Regions are
+/// the ranges of the index expressions with the loops outside a level held at one iteration (TVM
+/// ComputeRegion), unions over several reads of one buffer; touched regions accumulate over the
+/// stores inside a loop as TVM's for_touch_regions_ do (the serial reuse and the reuse distance in
+/// bytes read them).
+///
+/// Where we differ from TVM v0.14, on purpose: (1) one row per store statement; TVM keeps one row
+/// per buffer, adding the op counts of its stores and keeping the other values of the last one (a
+/// reduction's init and update stores are one row there, two here); (2) the position one-hot is
+/// computed (TVM's GetAnnotationPosEncoding is commented out and it always writes "mixed"); (3) the
+/// lines' reduce ratio multiplies the extents of the inner loops that do not move the access (TVM
+/// multiplies the innermost loop's extent once per such loop) and the unique lines use the
+/// buffer's own region (TVM reuses the region of whichever buffer its hash map visited last). The
+/// values are not bit-identical to TVM's (other lowering, no model transfer).
+///
+/// Thread safety: a pure function of its argument; call it from any number of threads.
 
 #include <cmath>
 #include <vector>

@@ -10,6 +10,7 @@
 
 #include "engine/cost_model/feature.h"
 #include "engine/support/error.h"
+#include "engine/support/thread_pool.h"
 
 namespace tb::cost_model {
 
@@ -27,7 +28,7 @@ struct DMatrix {
 };
 }  // namespace
 
-XGBModel::XGBModel(StateLowerer lowerer, XGBModelParams params) : m_lowerer(std::move(lowerer)), m_params(params) {
+XGBModel::XGBModel(lower::StateLowerer lowerer, XGBModelParams params) : m_lowerer(std::move(lowerer)), m_params(params) {
     TB_CHECK(m_lowerer) << "XGBModel needs a state lowerer";
 }
 
@@ -55,13 +56,9 @@ std::vector<std::vector<float>> XGBModel::features(const search::SearchTask& tas
 
 void XGBModel::appendSamples(const search::SearchTask& task, const std::vector<MeasuredState>& measured) {
     std::vector<std::vector<std::vector<float>>> rows(measured.size());
-    int threads = hwThreads(m_params.numThreads);
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t)
-        pool.emplace_back([&, t] {
-            for (size_t i = size_t(t); i < measured.size(); i += size_t(threads)) rows[i] = features(task, measured[i].state);
-        });
-    for (auto& th : pool) th.join();
+    // One job per state (lowering dominates), balanced by the pool; each writes only its own slot.
+    ThreadPool::global().parallelFor(int64_t(measured.size()),
+                                     [&](int64_t i) { rows[size_t(i)] = features(task, measured[size_t(i)].state); });
     for (size_t i = 0; i < measured.size(); ++i) {
         if (rows[i].empty()) continue;
         m_samples.push_back({task.workloadKey, std::move(rows[i]), measured[i].valid ? measured[i].meanCost : 1e10});
@@ -168,13 +165,7 @@ std::vector<float> XGBModel::predict(const search::SearchTask& task, const std::
         return scores;
     }
     std::vector<std::vector<std::vector<float>>> rows(states.size());
-    int threads = hwThreads(m_params.numThreads);
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t)
-        pool.emplace_back([&, t] {
-            for (size_t i = size_t(t); i < states.size(); i += size_t(threads)) rows[i] = features(task, states[i]);
-        });
-    for (auto& th : pool) th.join();
+    ThreadPool::global().parallelFor(int64_t(states.size()), [&](int64_t i) { rows[size_t(i)] = features(task, states[size_t(i)]); });
     const bool warm = m_booster && int(m_samples.size()) >= m_params.numWarmupSamples;
     std::uniform_real_distribution<float> d(0.0f, 1.0f);
     std::vector<float> data;
@@ -212,16 +203,19 @@ double XGBModel::pairwiseAccuracy(const search::SearchTask& task, const std::vec
     m_params.numWarmupSamples = 0;
     std::vector<float> s = predict(task, states);
     m_params.numWarmupSamples = saved;
-    long long ok = 0, total = 0;
+    double ok = 0;
+    long long total = 0;
     for (size_t i = 0; i < states.size(); ++i)
         for (size_t j = i + 1; j < states.size(); ++j) {
             if (costs[i] == costs[j]) continue;
             ++total;
-            bool measuredFaster = costs[i] < costs[j];
-            bool predictedFaster = s[i] > s[j];
-            ok += measuredFaster == predictedFaster;
+            if (s[i] == s[j]) {
+                ok += 0.5;  // a tie orders no pair: what a constant predictor gets
+                continue;
+            }
+            ok += (costs[i] < costs[j]) == (s[i] > s[j]);
         }
-    return total ? double(ok) / double(total) : 0.0;
+    return total ? ok / double(total) : 0.0;
 }
 
 }  // namespace tb::cost_model

@@ -10,7 +10,8 @@
 /// objective (XGBoosterBoostOneIter). Parameters are TVM's (max_depth 10, gamma 0.001,
 /// min_child_weight 0, eta 0.2, seed 43); early stopping after 50 rounds without improvement of
 /// the training pack-sum RMSE. Until `numWarmupSamples` measurements exist, predictions are random
-/// (TVM does the same). Features are cached per state; extraction runs on `numThreads` threads.
+/// (TVM does the same). Features are cached per state; extraction runs on the engine thread pool
+/// (support/thread_pool.h), XGBoost's own training on `numThreads` OpenMP threads.
 
 #include <functional>
 #include <map>
@@ -21,13 +22,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/cost_model/cost_model.h"
-#include "engine/lower/loop_ir.h"
+#include "engine/lower/state_lowerer.h"
+#include "engine/search/cost_model.h"
 
 namespace tb::cost_model {
-
-/// Lowers a bound-inferred state of a task to loop IR (provided by the lowering layer).
-using StateLowerer = std::function<lower::LoweredFunc(const search::SearchTask&, const State&)>;
 
 struct XGBModelParams {
     int maxDepth = 10;
@@ -38,13 +36,13 @@ struct XGBModelParams {
     int numBoostRound = 400;        ///< TVM: 10000; early stopping ends training long before here
     int earlyStoppingRounds = 50;
     int numWarmupSamples = 100;     ///< random predictions until this many measurements
-    int numThreads = 0;             ///< 0 = hardware threads
+    int numThreads = 0;             ///< XGBoost's threads; 0 = hardware threads
     bool adaptiveTraining = false;  ///< retrain only when the data grew by >= 20%
 };
 
 class XGBModel : public CostModel {
 public:
-    XGBModel(StateLowerer lowerer, XGBModelParams params = {});
+    XGBModel(lower::StateLowerer lowerer, XGBModelParams params = {});
     ~XGBModel() override;
 
     void update(const search::SearchTask& task, const std::vector<MeasuredState>& measured) override;
@@ -59,7 +57,8 @@ public:
     /// Whether a trained booster exists.
     bool trained() const { return m_booster != nullptr; }
     /// Fraction of pairs (i, j) of `states` whose predicted order matches the measured order of
-    /// `costs` (seconds); pairs with equal costs are skipped. Ansor reports 0.851.
+    /// `costs` (seconds); pairs with equal costs are skipped, equal predictions count one half (so
+    /// a constant model scores 0.5). Ansor reports 0.851.
     double pairwiseAccuracy(const search::SearchTask& task, const std::vector<State>& states, const std::vector<double>& costs);
 
 private:
@@ -74,7 +73,7 @@ private:
     /// train() unless adaptive training says the data has not grown enough.
     void maybeTrain();
 
-    StateLowerer m_lowerer;
+    lower::StateLowerer m_lowerer;
     XGBModelParams m_params;
     std::vector<Sample> m_samples;
     size_t m_trainedOn = 0;

@@ -6,31 +6,25 @@
 #include <mutex>
 #include <numeric>
 #include <chrono>
-#include <thread>
 
 #include "engine/schedule/infer_bound.h"
 #include "engine/schedule/transform_step.h"
 #include "engine/support/error.h"
+#include "engine/support/thread_pool.h"
 
 namespace tb::search {
 
 namespace {
 std::mutex g_memoMutex;
 
-// Runs f(i) for i in [0, n) on `threads` threads (contiguous chunks; deterministic per index).
-void parallelFor(int n, int threads, const std::function<void(int)>& f) {
-    threads = std::max(1, std::min(threads, n));
-    if (threads == 1) {
+// Runs f(i) for i in [0, n) on the engine thread pool, or serially when `serial`. f(i) writes only
+// slot i and draws from its own per-index generator, so the result does not depend on the threads.
+void forEachIndex(int n, bool serial, const std::function<void(int)>& f) {
+    if (serial) {
         for (int i = 0; i < n; ++i) f(i);
         return;
     }
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) {
-        pool.emplace_back([&, t] {
-            for (int i = t; i < n; i += threads) f(i);
-        });
-    }
-    for (auto& th : pool) th.join();
+    ThreadPool::global().parallelFor(n, [&](int64_t i) { f(int(i)); });
 }
 
 // Index drawn with probability proportional to max(w, 0) (TVM ComputePrefixSumProb + RandomChoose).
@@ -70,9 +64,7 @@ SketchPolicy::SketchPolicy(SearchTask task, std::shared_ptr<cost_model::CostMode
     TB_CHECK(m_model) << "sketch policy without a cost model";
 }
 
-int SketchPolicy::threads() const {
-    return m_params.numThreads > 0 ? m_params.numThreads : int(std::max(1u, std::thread::hardware_concurrency()));
-}
+bool SketchPolicy::serial() const { return m_params.numThreads == 1; }
 
 const std::vector<State>& SketchPolicy::sketches() {
     if (!m_sketchesDone) {
@@ -415,7 +407,7 @@ State SketchPolicy::mutate(const State& s, std::mt19937_64& rng) {
 
 std::vector<State> SketchPolicy::inferAndPrune(const std::vector<State>& states) {
     std::vector<State> out(states.size());
-    parallelFor(int(states.size()), threads(), [&](int i) {
+    forEachIndex(int(states.size()), serial(), [&](int i) {
         if (!states[size_t(i)].defined()) return;
         try {
             State s = inferBound(states[size_t(i)]);
@@ -464,7 +456,7 @@ std::vector<State> SketchPolicy::sampleInitPopulation() {
         std::vector<uint64_t> seeds(static_cast<size_t>(population));
         for (auto& sd : seeds) sd = m_rng();
         std::vector<State> temp(static_cast<size_t>(population));
-        parallelFor(population, threads(), [&](int i) {
+        forEachIndex(population, serial(), [&](int i) {
             std::mt19937_64 rng(seeds[size_t(i)]);
             const State& sketch = sk[rng() % sk.size()];
             temp[size_t(i)] = randomAnnotate(sketch, rng);
@@ -536,7 +528,7 @@ std::vector<State> SketchPolicy::evolutionarySearch(const std::vector<State>& in
                 seeds[j] = m_rng();
             }
             std::vector<State> children(want);
-            parallelFor(int(want), threads(), [&](int j) {
+            forEachIndex(int(want), serial(), [&](int j) {
                 if (!doMutate[size_t(j)]) {
                     children[size_t(j)] = now[parents[size_t(j)]];
                     return;

@@ -19,7 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "engine/cost_model/cost_model.h"
+#include "engine/search/cost_model.h"
 #include "engine/search/search_utils.h"
 #include "engine/search/sketch_generation.h"
 
@@ -52,7 +52,7 @@ struct SketchPolicyParams {
     int evolutionaryNumIters = 4;
     double mutationProb = 0.85;
     std::vector<int> autoUnrollConfigs{0, 16, 64, 512};
-    int numThreads = 0;  ///< threads for sampling/mutation; 0 = hardware threads
+    int numThreads = 0;  ///< 1 = sample/mutate on the calling thread; else on the engine thread pool
 };
 
 /// One candidate handed to the measurer, with the model's score when it was picked.
@@ -125,7 +125,8 @@ private:
     /// Bound inference + pruning (nested parallel); undefined entries for invalid states.
     std::vector<State> inferAndPrune(const std::vector<State>& states);
     std::vector<float> predict(const std::vector<State>& states);
-    int threads() const;
+    /// numThreads == 1: no thread pool.
+    bool serial() const;
 
     SearchTask m_task;
     std::shared_ptr<cost_model::CostModel> m_model;

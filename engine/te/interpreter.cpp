@@ -9,13 +9,13 @@
 #include <limits>
 #include <optional>
 #include <sstream>
-#include <system_error>
 #include <thread>
 #include <type_traits>
 #include <unordered_set>
 
 #include "engine/support/error.h"
 #include "engine/support/int_math.h"
+#include "engine/support/thread_pool.h"
 
 namespace tb::te {
 
@@ -1256,16 +1256,9 @@ Buffer computeOp(const OperationNode& op, Lookup&& lookup, const EvalOptions& op
         run(0);
     } else {
         // Chunks are contiguous in row-major order and a chunk stops early only when an earlier one
-        // failed, so the error rethrown below is the one of the earliest failing chunk.
-        std::vector<std::thread> threads;
-        int k = 1;
-        try {
-            for (; k < nt; ++k) threads.emplace_back(run, k);
-        } catch (const std::system_error&) {
-            for (; k < nt; ++k) run(k);  // no more threads: run the rest here
-        }
-        run(0);
-        for (auto& t : threads) t.join();
+        // failed, so the error rethrown below is the one of the earliest failing chunk, whichever
+        // pool thread runs which chunk in which order (run() catches everything itself).
+        ThreadPool::global().parallelFor(nt, [&](int64_t k) { run(int(k)); });
     }
     for (auto& e : errors)
         if (e) std::rethrow_exception(e);

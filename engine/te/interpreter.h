@@ -46,8 +46,8 @@
 /// depthwise, dense, pooling, winograd transforms) runs as a tight loop over the innermost reduce
 /// axis with precomputed offsets, four output points interleaved; every point still sees the
 /// exact scalar sequence of operations, so its results are bit-identical to the general path. The
-/// spatial domain is split into contiguous chunks over std::thread when the work is large, which
-/// does not change any result either. When several loads are out of bounds, which one is reported
+/// spatial domain is split into contiguous chunks run on the engine thread pool when the work is
+/// large, which does not change any result either. When several loads are out of bounds, which one is reported
 /// is deterministic for a given thread count.
 ///
 /// Typical cost on one core: ~1 ns per multiply-add in conv2d/dense reductions, ~5-20 ns per
@@ -80,7 +80,8 @@ struct Buffer {
 
 /// Knobs of one evaluation. The defaults are what tests and the graph executor want.
 struct EvalOptions {
-    /// Threads used for one op's spatial domain; 0 = min(2, hardware threads). 1 = no threads.
+    /// Chunks one op's spatial domain is split into, run on the engine thread pool
+    /// (support/thread_pool.h); 0 = min(2, hardware threads). 1 = the calling thread only.
     int numThreads = 0;
     /// An op is split over threads only when (spatial points x reduce points) reaches this.
     int64_t parallelThreshold = int64_t(1) << 16;

@@ -29,7 +29,7 @@ private:
     std::unique_ptr<search::SketchPolicy> m_policy;
 };
 
-NetworkTuner::NetworkTuner(std::vector<NetworkTask> tasks, TuneOptions options, cost_model::StateLowerer lowerer,
+NetworkTuner::NetworkTuner(std::vector<NetworkTask> tasks, TuneOptions options, lower::StateLowerer lowerer,
                            search::ProgramMeasurer& measurer)
     : m_tasks(std::move(tasks)), m_options(std::move(options)), m_measurer(measurer) {
     TB_USER_CHECK(!m_tasks.empty()) << "the network has no search task to tune";

@@ -16,8 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/cost_model/cost_model.h"
 #include "engine/cost_model/xgb_model.h"
+#include "engine/lower/state_lowerer.h"
+#include "engine/search/cost_model.h"
 #include "engine/search/default_schedule.h"
 #include "engine/search/sketch_policy.h"
 #include "engine/tuning/task_scheduler.h"
@@ -71,7 +72,7 @@ class NetworkTuner {
 public:
     /// `lowerer` lowers states for the XGBoost model's features; `measurer` builds and times
     /// candidates (and writes records). Both must outlive the tuner.
-    NetworkTuner(std::vector<NetworkTask> tasks, TuneOptions options, cost_model::StateLowerer lowerer,
+    NetworkTuner(std::vector<NetworkTask> tasks, TuneOptions options, lower::StateLowerer lowerer,
                  search::ProgramMeasurer& measurer);
     ~NetworkTuner();
 

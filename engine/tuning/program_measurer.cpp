@@ -8,7 +8,7 @@
 
 namespace tb::tuning {
 
-LoweringMeasurer::LoweringMeasurer(cost_model::StateLowerer lowerer, measure::ProgramBuilder& builder,
+LoweringMeasurer::LoweringMeasurer(lower::StateLowerer lowerer, measure::ProgramBuilder& builder,
                                    measure::ProgramRunner& runner, record::RecordWriter* writer, std::string targetString)
     : m_lowerer(std::move(lowerer)), m_builder(builder), m_runner(runner), m_writer(writer),
       m_target(std::move(targetString)) {}

@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/cost_model/xgb_model.h"
+#include "engine/lower/state_lowerer.h"
 #include "engine/measure/measure.h"
 #include "engine/record/record_io.h"
 #include "engine/search/sketch_policy.h"
@@ -24,7 +24,7 @@ class LoweringMeasurer : public search::ProgramMeasurer {
 public:
     /// `builder`, `runner` and (optional) `writer` must outlive the measurer. `targetString` is
     /// written into records (TVM's canonical target string, e.g. "llvm -keys=cpu -mcpu=znver4").
-    LoweringMeasurer(cost_model::StateLowerer lowerer, measure::ProgramBuilder& builder, measure::ProgramRunner& runner,
+    LoweringMeasurer(lower::StateLowerer lowerer, measure::ProgramBuilder& builder, measure::ProgramRunner& runner,
                      record::RecordWriter* writer, std::string targetString);
 
     std::vector<search::MeasureOutcome> measure(const search::SearchTask& task, const std::vector<State>& states) override;
@@ -34,7 +34,7 @@ public:
     int failed() const { return m_failed; }
 
 private:
-    cost_model::StateLowerer m_lowerer;
+    lower::StateLowerer m_lowerer;
     measure::ProgramBuilder& m_builder;
     measure::ProgramRunner& m_runner;
     record::RecordWriter* m_writer;

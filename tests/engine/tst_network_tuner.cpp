@@ -68,7 +68,7 @@ private Q_SLOTS:
     void testTuneAndResume() {
         QTemporaryDir dir;
         const std::string log = QString(dir.path() + QStringLiteral("/tune.json")).toStdString();
-        cost_model::StateLowerer lowerer = [](const search::SearchTask& t, const State& s) { return lower::lowerState(*t.dag, s); };
+        lower::StateLowerer lowerer = [](const search::SearchTask& t, const State& s) { return lower::lowerState(*t.dag, s); };
         codegen::Target target = codegen::Target::host();
         measure::LocalBuilder builder(target);
         measure::RunnerOptions ro;

@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/cost_model/cost_model.h"
 #include "engine/schedule/infer_bound.h"
 #include "engine/schedule/transform_step.h"
+#include "engine/search/cost_model.h"
 #include "engine/search/sketch_policy.h"
 
 using namespace tb;

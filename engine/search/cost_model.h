@@ -2,12 +2,18 @@
 #pragma once
 /// \file cost_model.h
 /// \brief The cost model interface of the search: scores candidate states so that evolutionary
-/// search measures only the most promising ones (TVM `auto_scheduler.CostModel`).
+/// search measures only the most promising ones (TVM `auto_scheduler.CostModel`,
+/// include/tvm/auto_scheduler/cost_model.h).
 ///
 /// `predict` returns one score per state, higher = faster (TVM's XGBModel predicts normalized
 /// throughput); a state whose features cannot be extracted gets -inf and is dropped. `update` trains
-/// on measured (state, result) pairs. Implementations: RandomModel (uniform scores, the baseline),
-/// XGBModel (per-store features + XGBoost, cost_model/xgb_model.h).
+/// on measured (state, result) pairs. Implementations: RandomModel (uniform scores, the baseline,
+/// here) and XGBModel (per-store features + XGBoost, cost_model/xgb_model.h).
+///
+/// Where it sits: the search layer owns the interface it consumes (SketchPolicy holds a CostModel),
+/// so search/ never depends on the layers that implement it; cost_model/ (features of the lowered
+/// IR, XGBoost) builds on search/ and lower/. The namespace `tb::cost_model` names the concept, as
+/// TVM's python module `auto_scheduler.cost_model` does, whichever layer declares it.
 
 #include <memory>
 #include <random>

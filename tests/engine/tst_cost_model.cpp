@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: Apache-2.0
+// The learned cost model (engine/cost_model): per-store features of hand-built loop nests against
+// values worked out by hand from TVM's definitions (src/auto_scheduler/feature.cc), XGBoost learning
+// a known ordering of synthetic states, and held-out ranking accuracy on TVM's own resnet-18 log.
+#include <QtTest>
+
+#include <chrono>
+#include <cmath>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/cost_model/feature.h"
+#include "engine/cost_model/xgb_model.h"
+#include "engine/graph/task_extraction.h"
+#include "engine/graph/zoo.h"
+#include "engine/lower/loop_ir.h"
+#include "engine/lower/lower_state.h"
+#include "engine/record/record_io.h"
+#include "engine/schedule/infer_bound.h"
+#include "engine/schedule/transform_step.h"
+
+using namespace tb;
+using te::Expr;
+using te::Var;
+
+namespace {
+
+// ---- feature slots ---------------------------------------------------------------------------
+
+// Slot numbers of the 164-float row (TVM GetPerStoreFeatureName).
+enum : int {
+    kFloatAddSub = 1, kFloatMul = 2, kFloatCmp = 4, kFloatMath = 5, kIntAddSub = 8, kIntMul = 9, kIntCmp = 11,
+    kBoolOp = 14, kSelectOp = 15,
+    kVecNum = 16, kUnrollNum = 27, kParNum = 38,  // each: number, product, length, 8 position flags
+    kGpuLens = 50,                                // 7 slots after is_gpu (49)
+    kBuf = 57,                   // + 18 * buffer rank
+    kArith = 147, kAllocSize = 157, kAllocProd = 158, kAllocOuter = 159, kAllocInner = 160,
+    kOuterProd = 161, kNumLoops = 162, kAutoUnroll = 163,
+};
+// Annotation positions (TVM AnnotationPosType).
+constexpr int kNone = 0, kInnerSpatial = 1, kOuterSpatial = 3, kInnerReduce = 4, kOuterReduce = 6;
+// Offsets inside a buffer's 18 slots.
+constexpr int kAccRead = 0, kAccWrite = 1, kAccReadWrite = 2, kBytes = 3, kUniqueBytes = 4, kLines = 5, kUniqueLines = 6,
+              kReuseLoop = 7, kReuseSerial = 8, kNoReuse = 9, kReuseDisIter = 10, kReuseDisBytes = 11, kReuseCt = 12,
+              kBytesPerReuse = 13, kUniqueBytesPerReuse = 14, kLinesPerReuse = 15, kUniqueLinesPerReuse = 16, kStride = 17;
+
+double log2p(double x) { return x < 0 ? -std::log2(-x + 1) : std::log2(x + 1); }
+
+// The expected row of one store: every slot not set here must be 0.
+struct Expect {
+    // A CPU row always holds is_gpu = 0 and the seven thread lengths = 1 (log2p(1) = 1).
+    explicit Expect(QString storeName) : name(std::move(storeName)) {
+        for (int g = 0; g < 7; ++g) set(kGpuLens + g, 1.0, "GPU thread length");
+    }
+    std::map<int, double> slots;  // slot -> expected value as stored (log2p applied where TVM applies it)
+    QString name;
+    // A numeric value (stored as log2p(v)).
+    void num(int slot, double v, const char* what) { set(slot, log2p(v), what); }
+    // A one-hot flag (stored as is).
+    void flag(int slot, const char* what) { set(slot, 1.0, what); }
+    void set(int slot, double v, const char* what) {
+        QVERIFY2(!slots.count(slot), what);
+        slots[slot] = v;
+        names[slot] = QString::fromLatin1(what);
+    }
+    std::map<int, QString> names;
+
+    // A vectorize / unroll / parallel group at `base` (kVecNum, kUnrollNum, kParNum): number of such
+    // loops, product and length of their extents (none when count is 0), position one-hot.
+    void annotation(int base, double count, double prod, double len, int pos) {
+        if (count > 0) {
+            num(base, count, "annotated loops");
+            num(base + 1, prod, "annotated extent product");
+            num(base + 2, len, "innermost annotated extent");
+        }
+        flag(base + 3 + pos, "annotation position");
+    }
+    // Group 5: product of the enclosing loop extents, their number, auto_unroll_max_step.
+    void outerScope(double prod, double loops, double autoUnroll) {
+        num(kOuterProd, prod, "outer_prod");
+        num(kNumLoops, loops, "num_loops");
+        if (autoUnroll > 0) num(kAutoUnroll, autoUnroll, "auto_unroll_max_step");
+    }
+    // Buffer `rank` (after sorting by lines, bytes) with its access type and the 4 size values.
+    void buffer(int rank, int acc, double bytes, double unique, double lines, double uniqueLines, double stride) {
+        const int b = kBuf + 18 * rank;
+        flag(b + acc, "access type");
+        num(b + kBytes, bytes, "bytes");
+        num(b + kUniqueBytes, unique, "unique_bytes");
+        num(b + kLines, lines, "lines");
+        num(b + kUniqueLines, uniqueLines, "unique_lines");
+        if (stride != 0) num(b + kStride, stride, "stride");
+    }
+    // Reuse of buffer `rank`: type, distance in iterations and bytes, count; the 4 per-reuse ratios.
+    void reuse(int rank, int type, double disIter, double disBytes, double count, double bytes, double unique, double lines,
+               double uniqueLines) {
+        const int b = kBuf + 18 * rank;
+        flag(b + type, "reuse type");
+        if (disIter != 0) num(b + kReuseDisIter, disIter, "reuse_dis_iter");
+        if (disBytes != 0) num(b + kReuseDisBytes, disBytes, "reuse_dis_bytes");
+        if (count != 0) num(b + kReuseCt, count, "reuse_ct");
+        const double d = count > 0.5 ? count : 0.5;  // TVM: x 2 when there is no reuse
+        num(b + kBytesPerReuse, bytes / d, "bytes_d_reuse_ct");
+        num(b + kUniqueBytesPerReuse, unique / d, "unique_bytes_d_reuse_ct");
+        num(b + kLinesPerReuse, lines / d, "lines_d_reuse_ct");
+        num(b + kUniqueLinesPerReuse, uniqueLines / d, "unique_lines_d_reuse_ct");
+    }
+    // Arithmetic intensity: `ops[l]` float ops and `bytes[l]` touched bytes of the loops from the
+    // innermost outwards (worked out by hand); TVM samples ops/bytes at 10 evenly spaced op counts
+    // with linear interpolation between levels.
+    void arith(const std::vector<double>& ops, const std::vector<double>& bytes) {
+        size_t pt = 0;
+        for (int s = 0; s < 10; ++s) {
+            double x = ops.back() * (s + 1) / 10.0;
+            while (ops[pt] < x - 1e-4) ++pt;
+            double y = ops[pt] / bytes[pt];
+            if (pt > 0) {
+                double y0 = ops[pt - 1] / bytes[pt - 1];
+                y = y0 + (y - y0) / (ops[pt] - ops[pt - 1]) * (x - ops[pt - 1]);
+            }
+            num(kArith + s, y, "arith_intensity_curve");
+        }
+    }
+};
+
+// Every slot of `row` equals the expectation (unlisted slots are 0).
+void checkRow(const std::vector<float>& row, const Expect& e) {
+    QCOMPARE(int(row.size()), cost_model::kFeatureLength);
+    for (int i = 0; i < cost_model::kFeatureLength; ++i) {
+        auto it = e.slots.find(i);
+        const double want = it == e.slots.end() ? 0.0 : it->second;
+        const double got = row[size_t(i)];
+        const QString what = it == e.slots.end() ? QStringLiteral("(unlisted)") : e.names.at(i);
+        QVERIFY2(std::fabs(got - want) <= 1e-4 * std::max(1.0, std::fabs(want)),
+                 qPrintable(QStringLiteral("%1: slot %2 %3 = %4, expected %5").arg(e.name).arg(i).arg(what).arg(got).arg(want)));
+    }
+}
+
+lower::Stmt loop(const Var& v, int64_t extent, lower::ForKind kind, lower::Stmt body) {
+    return lower::makeFor(v, extent, kind, std::move(body));
+}
+
+// ---- states of a matmul --------------------------------------------------------------------
+
+// C[i, j] = sum_k A[i, k] * B[k, j], n x n x n.
+std::shared_ptr<const te::ComputeDAG> matmul(int64_t n) {
+    auto a = te::placeholder({n, n}, "A"), b = te::placeholder({n, n}, "B");
+    auto k = te::reduceAxis(n, "k");
+    auto c = te::compute({n, n}, {"i", "j"}, [&](const std::vector<Var>& v) { return te::sum(a(v[0], k.var) * b(k.var, v[1]), {k}); },
+                         "C");
+    return std::make_shared<te::ComputeDAG>(std::vector<te::Tensor>{a, b, c});
+}
+
+search::SearchTask makeTask(std::shared_ptr<const te::ComputeDAG> dag, std::string key) {
+    search::SearchTask t;
+    t.dag = std::move(dag);
+    t.workloadKey = std::move(key);
+    return t;
+}
+
+// i split by ti, j by tj, loops (i.0, j.0, k, i.1, j.1), j.1 vectorized.
+State tiledMatmul(const te::ComputeDAG& dag, int64_t n, int64_t ti, int64_t tj) {
+    nlohmann::json steps = nlohmann::json::array({
+        {"SP", 2, 0, n, {ti}, 1},
+        {"SP", 2, 2, n, {tj}, 1},
+        {"RE", 2, {0, 2, 4, 1, 3}},
+        {"AN", 2, 4, 2},
+    });
+    return inferBound(replaySteps(dag, stepsFromJson(steps)));
+}
+
+lower::StateLowerer cpuLowerer() {
+    return [](const search::SearchTask& t, const State& s) { return lower::lowerState(*t.dag, s); };
+}
+
+// XGBoost on one thread: its OpenMP workers spin, and on a loaded machine (this one is shared) two
+// of them train several times slower than one (26 s against 4 s here); the trees are the same.
+cost_model::XGBModelParams oneThread() {
+    cost_model::XGBModelParams p;
+    p.numThreads = 1;
+    return p;
+}
+
+// Pairs of states with different costs (those a pairwise accuracy counts).
+long long distinctPairs(const std::vector<double>& costs) {
+    long long n = 0;
+    for (size_t i = 0; i < costs.size(); ++i)
+        for (size_t j = i + 1; j < costs.size(); ++j) n += costs[i] != costs[j];
+    return n;
+}
+
+}  // namespace
+
+class TestCostModel : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    // A dense tile: parallel i (8) / k (4) / vectorized j (16), C[i, j] = C[i, j] + A[i, k] * B[j, k]
+    // (B transposed, so its stride along j is 4 elements).
+    void testFeaturesDenseTile() {
+        auto A = lower::makeBuffer("A", {8, 4}), B = lower::makeBuffer("B", {16, 4}), C = lower::makeBuffer("C", {8, 16});
+        Var i("i"), k("k"), j("j");
+        Expr update = lower::bufferLoad(C, {i, j}) + lower::bufferLoad(A, {i, k}) * lower::bufferLoad(B, {j, k});
+        lower::LoweredFunc f;
+        f.args = {A, B, C};
+        f.body = loop(i, 8, lower::ForKind::Parallel,
+                      loop(k, 4, lower::ForKind::Serial, loop(j, 16, lower::ForKind::Vectorized, lower::makeStore(C, {i, j}, update))));
+        auto rows = cost_model::extractPerStoreFeatures(f, 64);
+        QCOMPARE(int(rows.size()), 1);
+
+        Expect e(QStringLiteral("dense update"));
+        // Group 1: one add and one multiply per iteration of 8 x 4 x 16 = 512.
+        e.num(kFloatAddSub, 512, "float_addsub");
+        e.num(kFloatMul, 512, "float_mul");
+        e.annotation(kVecNum, 1, 16, 16, kInnerSpatial);  // j: innermost loop indexing C
+        e.annotation(kUnrollNum, 0, 0, 0, kNone);
+        e.annotation(kParNum, 1, 8, 8, kOuterSpatial);    // i: outermost loop indexing C
+        // Touched elements per level (innermost first): j: C 16, A 1, B 16 -> 132 bytes;
+        // k: C 16, A 4, B 64 -> 336 bytes; i: C 128, A 32, B 64 -> 896 bytes.
+        // B: stride 4 along j -> lines 512 x min(1, 16/64) = 128; region [16, 4] is all of B, its
+        // innermost whole dimension is 4 elements (16 bytes) -> unique lines 256 / 16 = 16. Every
+        // loop but i moves it: reuse at i, after 16 x 4 iterations and 336 bytes, 8 times.
+        e.buffer(0, kAccRead, 2048, 256, 128, 16, 4);
+        e.reuse(0, kReuseLoop, 64, 336, 8, 2048, 256, 128, 16);
+        // C (read and written): stride 1 -> 512 x 4/64 = 32 lines; 8 x 16 = all of C, 64-byte rows
+        // -> 512 / 64 = 8 unique lines; k does not move it: reused 4 times after 16 iterations / 132 bytes.
+        e.buffer(1, kAccReadWrite, 2048, 512, 32, 8, 1);
+        e.reuse(1, kReuseLoop, 16, 132, 4, 2048, 512, 32, 8);
+        // A: j does not move it (reduce ratio 16), k with stride 1 -> 512 / 16 x 4/64 = 2 lines;
+        // the innermost loop does not move it -> stride 0; rows of 16 bytes -> 128 / 16 = 8 unique
+        // lines; reused at the innermost loop (16 times, distance 1 iteration, one element of each
+        // of the 3 buffers = 12 bytes).
+        e.buffer(2, kAccRead, 2048, 128, 2, 8, 0);
+        e.reuse(2, kReuseLoop, 1, 12, 16, 2048, 128, 2, 8);
+        e.arith({2.0 * 16, 2.0 * 16 * 4, 2.0 * 16 * 4 * 8}, {132, 336, 896});
+        e.outerScope(512, 3, 0);
+        checkRow(rows[0], e);
+    }
+
+    // A 1-D convolution tile with a local accumulator (stride-2 input, output interleaved):
+    //   parallel o (2) { allocate acc[8] { pragma auto_unroll_max_step = 16 {
+    //     for x1 (8):                     acc[x1] = 0
+    //     for r (3) { unrolled x2 (8):    acc[x2] = acc[x2] + X[o*16 + x2*2 + r] * W[r] }
+    //     vectorized x3 (8):              Y[x3*2 + o] = max(acc[x3], 0) } } }
+    void testFeaturesConvTileWithAccumulator() {
+        auto X = lower::makeBuffer("X", {33}), W = lower::makeBuffer("W", {3}), Y = lower::makeBuffer("Y", {16});
+        auto acc = lower::makeBuffer("acc", {8}, lower::BufferScope::Local);
+        Var o("o"), x1("x1"), r("r"), x2("x2"), x3("x3");
+        lower::Stmt init = loop(x1, 8, lower::ForKind::Serial, lower::makeStore(acc, {x1}, te::floatImm(0.0)));
+        Expr upd = lower::bufferLoad(acc, {x2}) + lower::bufferLoad(X, {o * 16 + x2 * 2 + r}) * lower::bufferLoad(W, {r});
+        lower::Stmt update = loop(r, 3, lower::ForKind::Serial, loop(x2, 8, lower::ForKind::Unrolled, lower::makeStore(acc, {x2}, upd)));
+        lower::Stmt epi = loop(x3, 8, lower::ForKind::Vectorized,
+                               lower::makeStore(Y, {x3 * 2 + o}, te::max(lower::bufferLoad(acc, {x3}), te::floatImm(0.0))));
+        lower::LoweredFunc f;
+        f.args = {X, W, Y};
+        f.body = loop(o, 2, lower::ForKind::Parallel,
+                      lower::makeAllocate(acc, lower::makeAttr(lower::attr::kAutoUnrollMaxStep, 16, lower::makeSeq({init, update, epi}))));
+        auto rows = cost_model::extractPerStoreFeatures(f, 64);
+        QCOMPARE(int(rows.size()), 3);
+
+        // acc is allocated inside o: 8 floats = 32 bytes, 8 x 2 elements over the loops, outer 2.
+        auto alloc = [](Expect& e, double outer) {
+            e.num(kAllocSize, 32, "alloc_size");
+            e.num(kAllocProd, 16, "alloc_prod");
+            e.num(kAllocOuter, 2, "alloc_outer_prod");
+            e.num(kAllocInner, outer / 2, "alloc_inner_prod");
+        };
+        // Parallel o is not a loop indexing acc: among the other loops it is the only (innermost) one
+        // for the init store, the outer one for the update.
+        auto parallelO = [](Expect& e, int pos) { e.annotation(kParNum, 1, 2, 2, pos); };
+        {
+            Expect e(QStringLiteral("init"));
+            e.annotation(kVecNum, 0, 0, 0, kNone);
+            e.annotation(kUnrollNum, 0, 0, 0, kNone);
+            parallelO(e, kInnerReduce);
+            // acc: 16 stores x 4 bytes, 8 unique elements, 16 x 4/64 = 1 line; reused across o.
+            e.buffer(0, kAccWrite, 64, 32, 1, 1, 1);
+            e.reuse(0, kReuseLoop, 8, 32, 2, 64, 32, 1, 1);
+            alloc(e, 16);
+            e.outerScope(16, 2, 16);
+            checkRow(rows[0], e);
+        }
+        {
+            Expect e(QStringLiteral("update"));
+            // 2 x 3 x 8 = 48 iterations; the X index has two int multiplies and two int adds (TVM
+            // counts the ops of load indices, not of the store's own indices).
+            e.num(kFloatAddSub, 48, "float_addsub");
+            e.num(kFloatMul, 48, "float_mul");
+            e.num(kIntAddSub, 96, "int_addsub");
+            e.num(kIntMul, 96, "int_mul");
+            e.annotation(kVecNum, 0, 0, 0, kNone);
+            e.annotation(kUnrollNum, 1, 8, 8, kInnerSpatial);
+            parallelO(e, kOuterReduce);
+            // Levels: x2: acc 8, X 15 (x2*2 in [0, 14]), W 1 -> 96 bytes; r: 8, 17, 3 -> 112;
+            // o: 8, 33, 3 -> 176. At o the init store's entry for acc (8) comes first.
+            // X: stride 2 -> 48 x 8/64 = 6 lines; all of X (33 floats, 132 bytes) -> 132 / 64 lines;
+            // every loop moves it: no reuse.
+            e.buffer(0, kAccRead, 192, 132, 6, 132.0 / 64, 2);
+            e.reuse(0, kNoReuse, 0, 0, 0, 192, 132, 6, 132.0 / 64);
+            // acc: 48 x 4/64 = 3 lines; r does not move it: reused 3 times after 8 iterations and
+            // the 96 bytes the x2 loop touches.
+            e.buffer(1, kAccReadWrite, 192, 32, 3, 1, 1);
+            e.reuse(1, kReuseLoop, 8, 96, 3, 192, 32, 3, 1);
+            // W: x2 does not move it (reduce ratio 8) -> 48 / 8 x 4/64 < 1 -> 1 line; stride 0;
+            // reused 8 times by the innermost loop (one element of each buffer: 12 bytes).
+            e.buffer(2, kAccRead, 192, 12, 1, 1, 0);
+            e.reuse(2, kReuseLoop, 1, 12, 8, 192, 12, 1, 1);
+            e.arith({16, 48, 96}, {96, 112, 176});
+            alloc(e, 48);
+            e.outerScope(48, 3, 16);
+            checkRow(rows[1], e);
+        }
+        {
+            Expect e(QStringLiteral("epilogue"));
+            e.num(kFloatCmp, 16, "float_cmp");  // max; the store index x3*2 + o is not counted
+            e.annotation(kVecNum, 1, 8, 8, kInnerSpatial);
+            e.annotation(kUnrollNum, 0, 0, 0, kNone);
+            parallelO(e, kOuterSpatial);
+            // Levels: x3: Y 15, acc 8 -> 92 bytes; o: Y 16, acc 8 -> 96 bytes. At o, all stores so
+            // far: acc 3 x 8, X 33, W 3, Y 16 -> 304 bytes.
+            e.buffer(0, kAccWrite, 64, 64, 2, 1, 2);
+            e.reuse(0, kNoReuse, 0, 0, 0, 64, 64, 2, 1);
+            e.buffer(1, kAccRead, 64, 32, 1, 1, 1);
+            e.reuse(1, kReuseLoop, 8, 92, 2, 64, 32, 1, 1);
+            e.arith({8, 16}, {92, 96});
+            e.outerScope(16, 2, 16);
+            checkRow(rows[2], e);
+        }
+    }
+
+    // Two stores to P in one loop: a guarded (padding) read, then an in-place select.
+    //   for x (10) { P[x] = if_then_else(x >= 1 && x < 9, X[x*2 - 2], 0); P[x] = select(P[x] > 0, P[x], P[x]*0.5) }
+    void testFeaturesSerialReuseAndSelects() {
+        auto X = lower::makeBuffer("X", {15}), P = lower::makeBuffer("P", {10});
+        Var x("x");
+        Expr pad = te::ifThenElse(te::logicalAnd(x >= 1, x < 9), lower::bufferLoad(X, {x * 2 - 2}), te::floatImm(0.0));
+        Expr p = lower::bufferLoad(P, {x});
+        Expr sel = te::select(p > te::floatImm(0.0), p, p * te::floatImm(0.5));
+        lower::LoweredFunc f;
+        f.args = {X, P};
+        f.body = loop(x, 10, lower::ForKind::Serial, lower::makeSeq({lower::makeStore(P, {x}, pad), lower::makeStore(P, {x}, sel)}));
+        auto rows = cost_model::extractPerStoreFeatures(f, 64);
+        QCOMPARE(int(rows.size()), 2);
+        auto common = [](Expect& e) {
+            e.annotation(kVecNum, 0, 0, 0, kNone);
+            e.annotation(kUnrollNum, 0, 0, 0, kNone);
+            e.annotation(kParNum, 0, 0, 0, kNone);
+            e.outerScope(10, 1, 0);
+        };
+        {
+            Expect e(QStringLiteral("padding"));
+            common(e);
+            e.num(kFloatMath, 10, "float_math_func");  // tir.if_then_else is a pure call in TVM
+            e.num(kIntAddSub, 10, "int_addsub");
+            e.num(kIntMul, 10, "int_mul");
+            e.num(kIntCmp, 20, "int_cmp");
+            e.num(kBoolOp, 10, "bool_op");
+            // X: the index x*2 - 2 spans [-2, 16] (the guard is not analysed): 19 elements, not the
+            // whole of X -> unique lines = 76 bytes / 4; stride 2 -> 10 x 8/64 = 1.25 lines.
+            e.buffer(0, kAccRead, 40, 76, 1.25, 19, 2);
+            e.reuse(0, kNoReuse, 0, 0, 0, 40, 76, 1.25, 19);
+            e.buffer(1, kAccWrite, 40, 40, 1, 1, 1);
+            e.reuse(1, kNoReuse, 0, 0, 0, 40, 40, 1, 1);
+            e.arith({10}, {116});
+            checkRow(rows[0], e);
+        }
+        {
+            Expect e(QStringLiteral("select"));
+            common(e);
+            e.num(kFloatCmp, 10, "float_cmp");
+            e.num(kFloatMul, 10, "float_mul");
+            e.num(kSelectOp, 10, "select_op");
+            // Both stores touch P inside x: serial reuse, count 1, distance min(10, 10) / 10 = 1
+            // iteration and (P 10 + 10, X 19) x 4 / 10 = 15.6 bytes.
+            e.buffer(0, kAccReadWrite, 40, 40, 1, 1, 1);
+            e.reuse(0, kReuseSerial, 1, 15.6, 1, 40, 40, 1, 1);
+            e.arith({20}, {40});
+            checkRow(rows[1], e);
+        }
+    }
+
+    // XGBoost learns a known ordering: matmul states whose cost falls with both tile sizes. Trained
+    // on half of the 7 x 7 grid of (ti, tj), it must rank the other half.
+    void testXgbLearnsTileOrdering() {
+        const int64_t n = 64;
+        auto dag = matmul(n);
+        search::SearchTask task = makeTask(dag, "synthetic-matmul-64");
+        auto cost = [](int64_t ti, int64_t tj) { return 1e-3 * (1.0 + 8.0 / double(tj)) * (1.0 + 4.0 / double(ti)); };
+        std::vector<cost_model::MeasuredState> train;
+        std::vector<State> test;
+        std::vector<double> testCosts;
+        for (int a = 0; a < 7; ++a)
+            for (int b = 0; b < 7; ++b) {
+                const int64_t ti = int64_t(1) << a, tj = int64_t(1) << b;
+                State s = tiledMatmul(*dag, n, ti, tj);
+                if ((a + b) % 2 == 0) {
+                    train.push_back({s, cost(ti, tj), true});
+                } else {
+                    test.push_back(s);
+                    testCosts.push_back(cost(ti, tj));
+                }
+            }
+        cost_model::XGBModelParams p = oneThread();
+        p.numWarmupSamples = 0;
+        cost_model::XGBModel model(cpuLowerer(), p);
+        model.update(task, train);
+        QVERIFY(model.trained());
+        QCOMPARE(int(model.numSamples()), 25);
+        std::vector<State> trainStates;
+        std::vector<double> trainCosts;
+        for (const auto& m : train) {
+            trainStates.push_back(m.state);
+            trainCosts.push_back(m.meanCost);
+        }
+        const double fit = model.pairwiseAccuracy(task, trainStates, trainCosts);
+        const double held = model.pairwiseAccuracy(task, test, testCosts);
+        qInfo("synthetic tile ordering: pairwise accuracy %.3f on the 25 training states, %.3f on %lld held-out pairs",
+              fit, held, distinctPairs(testCosts));
+        QVERIFY2(fit >= 0.9, qPrintable(QString::number(fit)));
+        QVERIFY2(held >= 0.9, qPrintable(QString::number(held)));
+    }
+
+    // TVM's own tuning log of resnet-18 (x86, 2021): records carry the measured costs. A model
+    // trained on the even records of every task ranks the odd (valid) records of the same task.
+    void testRankingOnResnet18Log() {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto log = record::readMeasureRecords("../shared/data/logs/ansor/tvmsandbox_resnet-18-NHWC-B1-llvm.json");
+        QCOMPARE(int(log.records.size()), 1265);
+        auto extracted = graph::extractTasks(graph::makeNetwork("resnet-18", 1, "NHWC"));
+        std::map<std::string, search::SearchTask> tasks;
+        for (const auto& e : extracted) {
+            search::SearchTask t = makeTask(std::make_shared<te::ComputeDAG>(e.dag), e.workloadKey);
+            tasks.emplace(graph::legacyTvmWorkloadKey(e.dag), t);
+        }
+        std::map<std::string, std::vector<cost_model::MeasuredState>> train;
+        std::map<std::string, std::pair<std::vector<State>, std::vector<double>>> test;
+        std::map<std::string, int> seen;
+        for (const auto& rec : log.records) {
+            auto it = tasks.find(rec.task.workloadKey);
+            QVERIFY2(it != tasks.end(), rec.task.workloadKey.c_str());
+            State s = inferBound(replaySteps(*it->second.dag, stepsFromJson(rec.steps)));
+            const bool valid = rec.valid();
+            if (seen[rec.task.workloadKey]++ % 2 == 0) {
+                train[rec.task.workloadKey].push_back({s, valid ? rec.meanCost() : 1e10, valid});
+            } else if (valid) {
+                test[rec.task.workloadKey].first.push_back(s);
+                test[rec.task.workloadKey].second.push_back(rec.meanCost());
+            }
+        }
+        std::vector<const search::SearchTask*> taskList;
+        std::vector<std::vector<cost_model::MeasuredState>> batches;
+        for (auto& [key, v] : train) {
+            taskList.push_back(&tasks.at(key));
+            batches.push_back(v);
+        }
+        cost_model::XGBModel model(cpuLowerer(), oneThread());
+        model.updateMany(taskList, batches);
+        QVERIFY(model.trained());
+        QVERIFY(model.numSamples() >= 600);
+
+        double ok = 0;
+        long long pairs = 0;
+        for (auto& [key, v] : test) {
+            const long long n = distinctPairs(v.second);
+            ok += model.pairwiseAccuracy(tasks.at(key), v.first, v.second) * double(n);
+            pairs += n;
+        }
+        const double accuracy = ok / double(pairs);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        qInfo("resnet-18 log: %zu training records, %lld held-out pairs in %zu tasks, pairwise accuracy %.3f (%.1f s)",
+              model.numSamples(), pairs, test.size(), accuracy, seconds);
+        QVERIFY(pairs >= 5000);
+        QVERIFY2(accuracy >= 0.6, qPrintable(QString::number(accuracy)));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestCostModel)
+#include "tst_cost_model.moc"
