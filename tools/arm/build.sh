@@ -59,8 +59,9 @@ SOURCES=(
   engine/rpc/protocol.cpp engine/rpc/socket.cpp engine/rpc/tracker_client.cpp
   engine/rpc/session_protocol.cpp engine/rpc/rpc_server.cpp
   engine/measure/timer.cpp
+  engine/support/py_json.cpp
 )
-HEADERS=("$ROOT"/engine/rpc/*.h "$ROOT"/engine/measure/timer.h "$ROOT"/engine/support/error.h "$ROOT"/tools/arm/build.sh)
+HEADERS=("$ROOT"/engine/rpc/*.h "$ROOT"/engine/measure/timer.h "$ROOT"/engine/support/*.h "$ROOT"/tools/arm/build.sh)
 CXXFLAGS=("${TARGET_FLAGS[@]}" -std=c++20 -O2 -fPIE -Wall -Wno-unused-parameter
           "${STD_FLAGS[@]}" -isystem "$OUT/include" -I "$ROOT")
 
