@@ -14,11 +14,12 @@
 // TVM's semantics and sends the costs back. The child isolates the server from the candidate: a
 // crash is RUNTIME_DEVICE, a hang past the request's timeout is killed and reported RUN_TIMEOUT.
 //
-// The runtime ABI the kernels call (engine/codegen/runtime.h) is provided here and exported from
-// the executable (-rdynamic): tb_rt_parallel_for (a static split over --threads threads, default
-// all cores, like the engine's thread pool; --threads 1 runs the range serially), tb_rt_alloc,
-// tb_rt_free; libm (expf, tanhf, ...) and libc (memset, memcpy) come from
-// the server's own dependencies, which are in the global scope a dlopen()ed library binds against.
+// The kernel ABI (engine/codegen/kernel_abi.h: tb_rt_parallel_for, tb_rt_alloc, tb_rt_free) is the
+// engine's own implementation, engine/codegen/kernel_runtime.cpp on support/thread_pool.cpp (no
+// LLVM in either), exported from the executable (-rdynamic). Parallel loops are split statically
+// over --threads threads (default all cores; --threads 1 runs them serially); libm (expf, tanhf,
+// ...) and libc (memset, memcpy) come from the server's own dependencies, which are in the global
+// scope a dlopen()ed library binds against.
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -31,7 +32,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -42,104 +42,15 @@
 #include <functional>
 #include <iterator>
 #include <memory>
-#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "engine/codegen/kernel_abi.h"
 #include "engine/measure/timer.h"
 #include "engine/rpc/measure_executor.h"
 #include "engine/rpc/rpc_server.h"
-
-// ---- kernel runtime ABI (engine/codegen/runtime.h) -------------------------------------------
-namespace {
-
-// Threads a parallel loop is split over (--threads; TVM_NUM_THREADS's role on a board). Set before
-// any measurement; the pool itself is created lazily in the forked measuring child.
-int g_numThreads = 1;
-
-// A static split of [0, extent) into min(extent, threads) contiguous chunks, as the engine's
-// ThreadPool::parallelForRange does; the calling thread runs chunk 0. Nested calls run serially.
-class ParallelPool {
-public:
-    explicit ParallelPool(int n) {
-        for (int t = 1; t < n; ++t) m_threads.emplace_back([this, t] { loop(t); });
-    }
-    void run(int64_t extent, void (*body)(int64_t, int64_t, void*), void* closure) {
-        const int64_t chunks = std::min<int64_t>(extent, int64_t(m_threads.size()) + 1);
-        {
-            std::lock_guard<std::mutex> lock(m_mu);
-            m_body = body;
-            m_closure = closure;
-            m_extent = extent;
-            m_chunks = chunks;
-            m_pending = chunks - 1;
-            ++m_generation;
-        }
-        m_cv.notify_all();
-        t_inParallel = true;
-        body(0, extent / chunks, closure);
-        t_inParallel = false;
-        std::unique_lock<std::mutex> lock(m_mu);
-        m_done.wait(lock, [&] { return m_pending == 0; });
-    }
-    static thread_local bool t_inParallel;
-
-private:
-    void loop(int t) {
-        long long seen = 0;
-        for (;;) {
-            std::unique_lock<std::mutex> lock(m_mu);
-            m_cv.wait(lock, [&] { return m_generation != seen; });
-            seen = m_generation;
-            if (t >= m_chunks) continue;
-            const int64_t b = t * m_extent / m_chunks, e = (t + 1) * m_extent / m_chunks;
-            auto body = m_body;
-            void* closure = m_closure;
-            lock.unlock();
-            t_inParallel = true;
-            body(b, e, closure);
-            t_inParallel = false;
-            lock.lock();
-            if (--m_pending == 0) m_done.notify_all();
-        }
-    }
-    std::vector<std::thread> m_threads;  // never joined: the measuring child _exit()s
-    std::mutex m_mu;
-    std::condition_variable m_cv, m_done;
-    void (*m_body)(int64_t, int64_t, void*) = nullptr;
-    void* m_closure = nullptr;
-    int64_t m_extent = 0, m_chunks = 0, m_pending = 0;
-    long long m_generation = 0;
-};
-thread_local bool ParallelPool::t_inParallel = false;
-
-}  // namespace
-
-extern "C" {
-using TbParallelBody = void (*)(int64_t begin, int64_t end, void* closure);
-__attribute__((visibility("default"), used)) int32_t tb_rt_parallel_for(int64_t extent, TbParallelBody body,
-                                                                        void* closure) {
-    if (extent <= 0) return 0;
-    if (g_numThreads <= 1 || extent == 1 || ParallelPool::t_inParallel) {
-        body(0, extent, closure);
-        return 0;
-    }
-    static ParallelPool* pool = new ParallelPool(g_numThreads);  // first use: inside the measuring child
-    pool->run(extent, body, closure);
-    return 0;
-}
-__attribute__((visibility("default"), used)) void* tb_rt_alloc(int64_t bytes) {
-    const size_t n = (static_cast<size_t>(bytes) + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, n ? n : 64);
-    if (!p) std::abort();
-    return p;
-}
-__attribute__((visibility("default"), used)) void tb_rt_free(void* p) {
-    std::free(p);
-}
-}
 
 namespace {
 
@@ -229,8 +140,7 @@ RunReply fail(int errorNo, std::string msg) {
 RunReply measureHere(const RunRequest& req, const Check* check, uint64_t seed) {
     void* lib = dlopen(req.modulePath.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib) return fail(kCompileDevice, std::string("dlopen: ") + dlerror());
-    using Kernel = int32_t (*)(void* const*);
-    auto fn = reinterpret_cast<Kernel>(dlsym(lib, req.function.c_str()));
+    auto fn = reinterpret_cast<TBKernelFunction>(dlsym(lib, req.function.c_str()));
     if (!fn) return fail(kCompileDevice, "the module has no function '" + req.function + "'");
 
     std::vector<tb::measure::GuardedBuffer> bufs;
@@ -431,11 +341,18 @@ void usage(FILE* f) {
                  "  --threads N    threads of a kernel's parallel loops (default: all cores)\n");
 }
 
+// Threads of a kernel's parallel loops: the size of ThreadPool::global(), which each measuring
+// child creates on its first parallel loop (threads do not survive fork) from TB_NUM_THREADS.
+int kernelThreads() {
+    const char* env = std::getenv("TB_NUM_THREADS");
+    const int n = env ? std::atoi(env) : 0;
+    return n > 0 ? n : int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     (void)g_keepLibm;
-    g_numThreads = int(std::max(1u, std::thread::hardware_concurrency()));
     tb::rpc::RpcServerOptions o;
     o.host = "0.0.0.0";
     o.key = "rasp4b-64";
@@ -479,11 +396,12 @@ int main(int argc, char** argv) {
         } else if (is("--work-dir")) {
             o.workDir = value();
         } else if (is("--threads")) {
-            g_numThreads = std::atoi(value().c_str());
-            if (g_numThreads < 1) {
+            const std::string n = value();
+            if (std::atoi(n.c_str()) < 1) {
                 std::fprintf(stderr, "error: --threads must be >= 1\n");
                 return 2;
             }
+            setenv("TB_NUM_THREADS", n.c_str(), 1);
         } else if (is("--seed")) {
             seed = std::strtoull(value().c_str(), nullptr, 10);
         } else {
@@ -504,7 +422,7 @@ int main(int argc, char** argv) {
         tb::rpc::RpcServer server(o, std::make_shared<ForkingDlopenExecutor>(seed));
         server.start();
         logLine("tunebench-device-server (aarch64) key '" + o.key + "' listening on port " +
-                std::to_string(server.port()) + ", " + std::to_string(g_numThreads) + " thread(s) per kernel");
+                std::to_string(server.port()) + ", " + std::to_string(kernelThreads()) + " thread(s) per kernel");
         int sig = 0;
         while (sig <= 0) {
             const timespec wait{1, 0};
