@@ -24,6 +24,7 @@
 #include "engine/runtime/graph_json.h"
 #include "engine/runtime/graph_runtime.h"
 #include "engine/support/error.h"
+#include "engine/support/process.h"
 
 namespace {
 
@@ -115,14 +116,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-    try {
-        return run(argc, argv);
-    } catch (const tb::UserError& e) {
-        std::fprintf(stderr, "error: %s\n", e.what());
-        return 2;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "internal error: %s\n", e.what());
-        return 1;
-    }
-}
+int main(int argc, char** argv) { return tb::runMain([&] { return run(argc, argv); }); }

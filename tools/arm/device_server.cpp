@@ -33,11 +33,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -45,12 +43,16 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "engine/codegen/kernel_abi.h"
 #include "engine/measure/timer.h"
 #include "engine/rpc/measure_executor.h"
 #include "engine/rpc/rpc_server.h"
+#include "engine/support/error.h"
+#include "engine/support/log.h"
+#include "engine/support/process.h"
 
 namespace {
 
@@ -63,17 +65,6 @@ constexpr int kCompileDevice = 3, kRuntimeDevice = 4, kWrongAnswer = 5, kRunTime
 // Keeps libm in the executable's dependencies (kernels call expf & co. through the global scope;
 // the link line also says --no-as-needed -lm).
 float (*volatile g_keepLibm[])(float) = {&::expf, &::logf, &::tanhf, &::erff};
-
-void logLine(const std::string& line) {
-    timespec ts{};
-    clock_gettime(CLOCK_REALTIME, &ts);
-    tm t{};
-    localtime_r(&ts.tv_sec, &t);
-    char stamp[32];
-    std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &t);
-    std::fprintf(stderr, "%s.%03ld INFO %s\n", stamp, ts.tv_nsec / 1000000, line.c_str());
-    std::fflush(stderr);
-}
 
 // ---- the check blob (format: engine/measure/sandbox_executor.h) ----
 struct Check {
@@ -121,14 +112,6 @@ bool readFile(const std::string& path, std::string* out) {
     return !f.bad();
 }
 
-int dtypeBytes(const std::string& dtype) {
-    if (dtype == "float32" || dtype == "int32" || dtype == "uint32") return 4;
-    if (dtype == "float64" || dtype == "int64" || dtype == "uint64") return 8;
-    if (dtype == "float16" || dtype == "int16" || dtype == "uint16" || dtype == "bfloat16") return 2;
-    if (dtype == "int8" || dtype == "uint8" || dtype == "bool") return 1;
-    return 0;
-}
-
 RunReply fail(int errorNo, std::string msg) {
     RunReply r;
     r.errorNo = errorNo;
@@ -147,11 +130,8 @@ RunReply measureHere(const RunRequest& req, const Check* check, uint64_t seed) {
     bufs.reserve(req.args.size());
     std::vector<void*> args;
     for (size_t i = 0; i < req.args.size(); ++i) {
-        const int bytesPer = dtypeBytes(req.args[i].dtype);
-        if (!bytesPer) return fail(kUnknown, "unsupported dtype '" + req.args[i].dtype + "'");
-        int64_t elems = 1;
-        for (int64_t d : req.args[i].shape) elems *= d;
-        bufs.emplace_back(size_t((elems * bytesPer + 3) / 4));
+        if (!req.args[i].elementBytes()) return fail(kUnknown, "unsupported dtype '" + req.args[i].dtype + "'");
+        bufs.emplace_back(size_t(req.args[i].floatSlots()));
         tb::measure::GuardedBuffer& b = bufs.back();
         const std::vector<float>* given = check && i < check->inputs.size() ? &check->inputs[i] : nullptr;
         if (given && !given->empty()) {
@@ -202,15 +182,6 @@ RunReply measureHere(const RunRequest& req, const Check* check, uint64_t seed) {
     r.costs = tb::measure::timeEvaluate([&] { fn(args.data()); }, t, flush);
     if (auto m = canaries(); !m.empty()) return fail(kRuntimeDevice, m);
     return r;
-}
-
-std::string describeStatus(int status) {
-    if (WIFSIGNALED(status)) {
-        const int sig = WTERMSIG(status);
-        return "killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
-    }
-    if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-    return "ended";
 }
 
 // Closes every socket descriptor but `keep` (the open ones are listed in /proc/self/fd; without
@@ -307,7 +278,7 @@ public:
         if (timedOut)
             return fail(kRunTimeout, "run exceeded " + std::to_string(req.timeoutSec) + " s; candidate killed");
         if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0) || text.empty())
-            return fail(kRuntimeDevice, "the candidate crashed the measurement process: " + describeStatus(status));
+            return fail(kRuntimeDevice, "the candidate crashed the measurement process: " + tb::describeWaitStatus(status));
         try {
             return tb::rpc::runReplyFromJson(tb::rpc::Json::parse(text));
         } catch (const std::exception& e) {
@@ -318,16 +289,6 @@ public:
 private:
     uint64_t m_seed;
 };
-
-int parsePort(const std::string& text, const char* what) {
-    char* end = nullptr;
-    const long v = std::strtol(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0' || v < 0 || v > 65535) {
-        std::fprintf(stderr, "error: %s: '%s' is not a port number (0..65535)\n", what, text.c_str());
-        std::exit(2);
-    }
-    return int(v);
-}
 
 void usage(FILE* f) {
     std::fprintf(f,
@@ -349,9 +310,7 @@ int kernelThreads() {
     return n > 0 ? n : int(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int serve(int argc, char** argv) {
     (void)g_keepLibm;
     tb::rpc::RpcServerOptions o;
     o.host = "0.0.0.0";
@@ -362,10 +321,7 @@ int main(int argc, char** argv) {
         auto value = [&]() -> std::string {
             const size_t eq = a.find('=');
             if (eq != std::string::npos) return a.substr(eq + 1);
-            if (i + 1 >= argc) {
-                std::fprintf(stderr, "error: %s needs a value\n", a.c_str());
-                std::exit(2);
-            }
+            TB_USER_CHECK(i + 1 < argc) << a << " needs a value";
             return argv[++i];
         };
         auto is = [&](const char* name) { return a == name || a.rfind(std::string(name) + "=", 0) == 0; };
@@ -373,22 +329,15 @@ int main(int argc, char** argv) {
             usage(stdout);
             return 0;
         } else if (is("--tracker")) {
-            const std::string t = value();
-            const size_t colon = t.rfind(':');
-            if (colon == std::string::npos || colon == 0) {
-                std::fprintf(stderr, "error: --tracker: '%s' is not HOST:PORT\n", t.c_str());
-                return 2;
-            }
-            o.trackerHost = t.substr(0, colon);
-            o.trackerPort = parsePort(t.substr(colon + 1), "--tracker");
+            std::tie(o.trackerHost, o.trackerPort) = tb::parseHostPort(value(), "--tracker");
         } else if (is("--key")) {
             o.key = value();
         } else if (is("--host")) {
             o.host = value();
         } else if (is("--port")) {
-            o.port = parsePort(value(), "--port");
+            o.port = tb::parsePort(value(), "--port");
         } else if (is("--port-end")) {
-            o.portEnd = parsePort(value(), "--port-end");
+            o.portEnd = tb::parsePort(value(), "--port-end");
         } else if (is("--custom-addr")) {
             o.customAddr = value();
         } else if (is("--token")) {
@@ -397,10 +346,7 @@ int main(int argc, char** argv) {
             o.workDir = value();
         } else if (is("--threads")) {
             const std::string n = value();
-            if (std::atoi(n.c_str()) < 1) {
-                std::fprintf(stderr, "error: --threads must be >= 1\n");
-                return 2;
-            }
+            TB_USER_CHECK(std::atoi(n.c_str()) >= 1) << "--threads must be >= 1";
             setenv("TB_NUM_THREADS", n.c_str(), 1);
         } else if (is("--seed")) {
             seed = std::strtoull(value().c_str(), nullptr, 10);
@@ -410,28 +356,23 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    o.log = logLine;
+    o.log = tb::logLine;
 
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set, nullptr);
-
+    const tb::StopSignals signals;  // before the server's threads start
+    tb::rpc::RpcServer server(o, std::make_shared<ForkingDlopenExecutor>(seed));
     try {
-        tb::rpc::RpcServer server(o, std::make_shared<ForkingDlopenExecutor>(seed));
         server.start();
-        logLine("tunebench-device-server (aarch64) key '" + o.key + "' listening on port " +
-                std::to_string(server.port()) + ", " + std::to_string(kernelThreads()) + " thread(s) per kernel");
-        int sig = 0;
-        while (sig <= 0) {
-            const timespec wait{1, 0};
-            sig = sigtimedwait(&set, nullptr, &wait);
-        }
-        server.stop();
-    } catch (const std::exception& e) {
+    } catch (const tb::rpc::RpcError& e) {
         std::fprintf(stderr, "error: %s\n", e.what());
         return 1;
     }
+    tb::logLine("tunebench-device-server (aarch64) key '" + o.key + "' listening on port " +
+                std::to_string(server.port()) + ", " + std::to_string(kernelThreads()) + " thread(s) per kernel");
+    signals.wait();
+    server.stop();
     return 0;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return tb::runMain([&] { return serve(argc, argv); }); }
