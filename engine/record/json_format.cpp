@@ -19,25 +19,21 @@ bool readsBack(const char* first, const char* last, double v) {
     return r.ec == std::errc() && back == v;
 }
 
-// dmlc::JSONWriter's strings: only ", \, \n, \r, \t escaped, UTF-8 kept as is.
+// dmlc::JSONWriter's strings: ", \, \n, \r, \t escaped (as json.dumps does), every other byte kept
+// as is, UTF-8 included. Other control characters, which dmlc would write raw (invalid JSON; no TVM
+// log contains them), become \u00XX.
 void appendTvmString(std::string& out, std::string_view s) {
     out += '"';
     for (const char c : s) {
-        switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
-            default:
-                if (static_cast<unsigned char>(c) < 0x20) {
-                    // dmlc would write these raw (invalid JSON); no TVM log contains them.
-                    char buf[8];
-                    std::snprintf(buf, sizeof buf, "\\u%04x", unsigned(static_cast<unsigned char>(c)));
-                    out += buf;
-                } else {
-                    out += c;
-                }
+        const auto uc = static_cast<unsigned char>(c);
+        if (const char* e = c == '\b' || c == '\f' ? nullptr : pyJsonShortEscape(c)) {
+            out += e;
+        } else if (uc < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", unsigned(uc));
+            out += buf;
+        } else {
+            out += c;
         }
     }
     out += '"';

@@ -128,6 +128,19 @@ std::string pyJsonFloat(double v) {
     return pyFloatRepr(v);
 }
 
+const char* pyJsonShortEscape(char c) {
+    switch (c) {
+        case '"': return "\\\"";
+        case '\\': return "\\\\";
+        case '\n': return "\\n";
+        case '\r': return "\\r";
+        case '\t': return "\\t";
+        case '\b': return "\\b";
+        case '\f': return "\\f";
+        default: return nullptr;
+    }
+}
+
 void appendPyJsonString(std::string& out, std::string_view s) {
     out += '"';
     for (size_t i = 0; i < s.size();) {
@@ -135,20 +148,12 @@ void appendPyJsonString(std::string& out, std::string_view s) {
         const auto uc = static_cast<unsigned char>(c);
         if (uc < 0x80) {
             ++i;
-            switch (c) {
-                case '"': out += "\\\""; break;
-                case '\\': out += "\\\\"; break;
-                case '\n': out += "\\n"; break;
-                case '\r': out += "\\r"; break;
-                case '\t': out += "\\t"; break;
-                case '\b': out += "\\b"; break;
-                case '\f': out += "\\f"; break;
-                default:
-                    if (uc < 0x20 || uc == 0x7f)
-                        appendHex4(out, uc);
-                    else
-                        out += c;
-            }
+            if (const char* e = pyJsonShortEscape(c))
+                out += e;
+            else if (uc < 0x20 || uc == 0x7f)
+                appendHex4(out, uc);
+            else
+                out += c;
             continue;
         }
         const long cp = decodeUtf8(s, i);

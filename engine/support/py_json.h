@@ -46,6 +46,10 @@ std::string pyJsonFloat(double v);
 /// Appends `s` (UTF-8) quoted and escaped as json.dumps writes a str (file comment).
 void appendPyJsonString(std::string& out, std::string_view s);
 
+/// The two-character escape json.dumps writes for `c` (`\"`, `\\`, `\n`, `\r`, `\t`, `\b`,
+/// `\f`), or nullptr when it has none.
+const char* pyJsonShortEscape(char c);
+
 /// How a json.dumps-shaped writer formats strings and floats; the defaults are Python's. Other
 /// dialects with the same structure (TVM's C++ log writer, record/json_format.h) replace them.
 struct JsonScalarFormat {
