@@ -5,40 +5,18 @@
 // candidate that crashes or hangs costs one error record, never the server.
 #include <QCommandLineParser>
 
-#include <csignal>
 #include <cstdio>
-#include <ctime>
 #include <memory>
+#include <tuple>
 
 #include "app/cli/commands.h"
 #include "engine/measure/sandbox_executor.h"
 #include "engine/rpc/rpc_server.h"
 #include "engine/support/error.h"
+#include "engine/support/log.h"
+#include "engine/support/process.h"
 
 namespace tb::cli {
-
-namespace {
-
-int parsePort(const std::string& text, const char* what) {
-    char* end = nullptr;
-    const long v = std::strtol(text.c_str(), &end, 10);
-    TB_USER_CHECK(!text.empty() && *end == '\0' && v >= 0 && v <= 65535)
-        << what << ": '" << text << "' is not a port number (0..65535)";
-    return int(v);
-}
-
-void logLine(const std::string& line) {
-    timespec ts{};
-    clock_gettime(CLOCK_REALTIME, &ts);
-    tm t{};
-    localtime_r(&ts.tv_sec, &t);
-    char stamp[32];
-    std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &t);
-    std::fprintf(stderr, "%s.%03ld INFO %s\n", stamp, ts.tv_nsec / 1000000, line.c_str());
-    std::fflush(stderr);
-}
-
-}  // namespace
 
 int runRpcServer(const QStringList& args) {
     QCommandLineParser p;
@@ -69,13 +47,9 @@ int runRpcServer(const QStringList& args) {
     o.key = p.value(QStringLiteral("key")).toStdString();
     o.token = p.value(QStringLiteral("token")).toStdString();
     if (p.isSet(QStringLiteral("custom-addr"))) o.customAddr = p.value(QStringLiteral("custom-addr")).toStdString();
-    if (p.isSet(QStringLiteral("tracker"))) {
-        const std::string t = p.value(QStringLiteral("tracker")).toStdString();
-        const size_t colon = t.rfind(':');
-        TB_USER_CHECK(colon != std::string::npos && colon > 0) << "--tracker: '" << t << "' is not HOST:PORT";
-        o.trackerHost = t.substr(0, colon);
-        o.trackerPort = parsePort(t.substr(colon + 1), "--tracker");
-    }
+    if (p.isSet(QStringLiteral("tracker")))
+        std::tie(o.trackerHost, o.trackerPort) =
+            parseHostPort(p.value(QStringLiteral("tracker")).toStdString(), "--tracker");
     if (p.isSet(QStringLiteral("work-dir"))) o.workDir = p.value(QStringLiteral("work-dir")).toStdString();
     o.log = logLine;
 
@@ -85,12 +59,7 @@ int runRpcServer(const QStringList& args) {
     TB_USER_CHECK(okThreads && eo.numThreads >= 0) << "--num-threads must be an integer >= 0";
     auto executor = std::make_shared<measure::SandboxExecutor>(eo);  // UserError when tunebench-worker is missing
 
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set, nullptr);
-
+    const StopSignals signals;  // before the server's threads start
     rpc::RpcServer server(o, executor);
     try {
         server.start();
@@ -98,11 +67,7 @@ int runRpcServer(const QStringList& args) {
         std::fprintf(stderr, "error: %s\n", e.what());
         return 1;
     }
-    int sig = 0;
-    while (sig <= 0) {
-        const timespec wait{1, 0};
-        sig = sigtimedwait(&set, nullptr, &wait);
-    }
+    signals.wait();
     server.stop();
     return 0;
 }

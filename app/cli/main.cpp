@@ -4,10 +4,9 @@
 #include <QTextStream>
 
 #include <cstdio>
-#include <exception>
 
 #include "app/cli/commands.h"
-#include "engine/support/error.h"
+#include "engine/support/process.h"
 
 namespace {
 
@@ -44,15 +43,7 @@ int main(int argc, char** argv) {
         if (name == QLatin1String(c.name)) {
             QStringList sub = args.mid(1);
             sub[0] = QStringLiteral("tunebench-cli ") + name;
-            try {
-                return c.run(sub);
-            } catch (const tb::UserError& e) {
-                std::fprintf(stderr, "error: %s\n", e.what());
-                return 2;
-            } catch (const std::exception& e) {
-                std::fprintf(stderr, "internal error: %s\n", e.what());
-                return 1;
-            }
+            return tb::runMain([&] { return c.run(sub); });
         }
     }
     std::fprintf(stderr, "error: unknown command '%s'\n\n", qPrintable(name));

@@ -7,6 +7,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "engine/codegen/kernel_abi.h"
 #include "engine/codegen/llvm_headers.h"
 #include "engine/codegen/llvm_init.h"
 #include "engine/lower/simplify.h"
@@ -545,7 +546,7 @@ private:
             al->setAlignment(llvm::Align(64));
             p = al;
         } else {
-            llvm::FunctionCallee alloc = m_mod.getOrInsertFunction("tb_rt_alloc", llvm::FunctionType::get(m_ptr, {m_i64}, false));
+            llvm::FunctionCallee alloc = m_mod.getOrInsertFunction(kernel_abi::kAlloc, llvm::FunctionType::get(m_ptr, {m_i64}, false));
             p = m_b.CreateCall(alloc, {llvm::ConstantInt::get(m_i64, bytes)}, buf->name);
             heap = true;
         }
@@ -553,7 +554,7 @@ private:
         emitStmt(a->body);
         m_bufs.erase(buf->key.get());
         if (heap) {
-            llvm::FunctionCallee fr = m_mod.getOrInsertFunction("tb_rt_free", llvm::FunctionType::get(llvm::Type::getVoidTy(m_ctx), {m_ptr}, false));
+            llvm::FunctionCallee fr = m_mod.getOrInsertFunction(kernel_abi::kFree, llvm::FunctionType::get(llvm::Type::getVoidTy(m_ctx), {m_ptr}, false));
             m_b.CreateCall(fr, {p});
         }
     }
@@ -691,7 +692,7 @@ private:
         m_b.SetInsertPoint(savedBlock);
 
         llvm::FunctionCallee launch = m_mod.getOrInsertFunction(
-            "tb_rt_parallel_for", llvm::FunctionType::get(m_i32, {m_i64, m_ptr, m_ptr}, false));
+            kernel_abi::kParallelFor, llvm::FunctionType::get(m_i32, {m_i64, m_ptr, m_ptr}, false));
         m_b.CreateCall(launch, {ext, fn, clos});
     }
 

@@ -5,7 +5,7 @@
 ///
 /// Input: a LoweredFunc (lower/loop_ir.h) and a Target (target.h). Output: a relocatable ELF
 /// object in memory plus the optimised LLVM IR and the assembly as text (the GUI's IR views). The
-/// object exports one symbol, the kernel entry `int32_t <name>(void* const* args)` (runtime.h).
+/// object exports one symbol, the kernel entry `int32_t <name>(void* const* args)` (kernel_abi.h).
 ///
 /// How the loop kinds map to machine code:
 ///   - Vectorized loops with a constant extent N become one iteration of explicit `<N x float>` /

@@ -5,7 +5,7 @@
 ///
 /// The measure sandbox worker receives object bytes over a pipe and calls this; tests and
 /// benchmarks call it directly. The object's undefined symbols are resolved against the kernel
-/// runtime (runtime.h: tb_rt_parallel_for, tb_rt_alloc, tb_rt_free) and then the process (libm's
+/// runtime (kernel_runtime.h: tb_rt_parallel_for, tb_rt_alloc, tb_rt_free) and then the process (libm's
 /// expf, tanhf, ...). Only objects for the host architecture can be loaded.
 
 #include <cstdint>
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/codegen/runtime.h"
+#include "engine/codegen/kernel_runtime.h"
 
 namespace tb::codegen {
 
@@ -28,7 +28,7 @@ public:
     LoadedKernel& operator=(const LoadedKernel&) = delete;
 
     KernelFunction function() const { return m_fn; }
-    /// Run the kernel: args[i] = data of argument i (see runtime.h). Returns the kernel's status (0).
+    /// Run the kernel: args[i] = data of argument i (see kernel_abi.h). Returns the kernel's status (0).
     int32_t operator()(void* const* args) const { return m_fn(args); }
     /// Convenience: run with float buffers (one pointer per argument).
     int32_t run(const std::vector<float*>& args) const;

@@ -15,6 +15,7 @@
 
 #include "engine/measure/worker_protocol.h"
 #include "engine/support/error.h"
+#include "engine/support/process.h"
 
 extern char** environ;
 
@@ -45,15 +46,6 @@ std::string findWorker(const std::string& configured) {
     }
     TB_USER_ERROR() << "cannot find the measure worker 'tunebench-worker' (set TB_WORKER_PATH)";
     return {};
-}
-
-std::string describeStatus(int status) {
-    if (WIFSIGNALED(status)) {
-        const int sig = WTERMSIG(status);
-        return "killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
-    }
-    if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-    return "ended";
 }
 
 MeasureResult failure(MeasureErrorNo e, std::string msg) {
@@ -119,7 +111,7 @@ std::string LocalRunner::stopWorker(bool killIt) {
         r = waitpid(m_pid, &status, 0);
     } while (r < 0 && errno == EINTR);
     m_pid = -1;
-    return describeStatus(status);
+    return describeWaitStatus(status);
 }
 
 MeasureResult LocalRunner::runOne(const codegen::CompiledKernel& kernel, const CheckSpec* check) {

@@ -65,15 +65,6 @@ private:
     size_t m_pos = 0;
 };
 
-// Size in bytes of one element of a TVM dtype string; 0 when unknown.
-int dtypeBytes(const std::string& dtype) {
-    if (dtype == "float32" || dtype == "int32" || dtype == "uint32") return 4;
-    if (dtype == "float64" || dtype == "int64" || dtype == "uint64") return 8;
-    if (dtype == "float16" || dtype == "int16" || dtype == "uint16" || dtype == "bfloat16") return 2;
-    if (dtype == "int8" || dtype == "uint8" || dtype == "bool") return 1;
-    return 0;
-}
-
 rpc::RunReply fail(MeasureErrorNo e, std::string msg) {
     rpc::RunReply r;
     r.errorNo = static_cast<int>(e);
@@ -179,13 +170,10 @@ rpc::RunReply SandboxExecutor::run(const rpc::RunRequest& req) {
     kernel.runsOnHost = true;
     kernel.object.assign(bytes.begin(), bytes.end());
     for (size_t i = 0; i < req.args.size(); ++i) {
-        const int bytesPer = dtypeBytes(req.args[i].dtype);
-        if (!bytesPer)
+        if (!req.args[i].elementBytes())
             return fail(MeasureErrorNo::UnknownError,
                         "argument " + std::to_string(i) + " has the unsupported dtype '" + req.args[i].dtype + "'");
-        int64_t elems = 1;
-        for (int64_t d : req.args[i].shape) elems *= d;
-        kernel.argElements.push_back((elems * bytesPer + 3) / 4);  // the worker allocates float32 slots
+        kernel.argElements.push_back(req.args[i].floatSlots());  // the worker allocates float32 slots
     }
 
     std::unique_ptr<CheckSpec> check;

@@ -13,7 +13,8 @@
 /// * **Python** (AutoTVM, written by `json.dumps` in autotvm/record.py): floats use `repr()` (the
 ///   shortest string that reads back to the same double, with `.0` on integral values and an
 ///   exponent outside 1e-4..1e16: `9.593498664366054e-05`, `1000000000.0`); strings are ASCII-only
-///   (`\uXXXX`, surrogate pairs above the BMP).
+///   (`\uXXXX`, surrogate pairs above the BMP). This style is support/py_json.h, shared with the
+///   RPC tracker protocol; the Tvm style is the same writer with dmlc's scalars.
 ///
 /// A double that `%.6g` would round (one not written by TVM) gets the smallest `%g` precision that
 /// reads back exactly, so writing never loses a value: write(read(line)) == line for TVM's lines
@@ -34,11 +35,12 @@ enum class JsonStyle { Tvm, Python };
 /// TVM writes them; callers sanitize, see MeasureRecord::toLine).
 std::string formatDoubleTvm(double v);
 
-/// `v` as Python's `repr(float)` / `json.dumps` writes it (`NaN`, `Infinity` included).
+/// `v` as Python's `repr(float)` / `json.dumps` writes it (`NaN`, `Infinity` included):
+/// tb::pyJsonFloat.
 std::string formatDoublePython(double v);
 
 /// Appends `s` as a quoted JSON string in the given style. `s` is UTF-8; for the Python style
-/// invalid UTF-8 bytes are escaped as `\u00XX` (json.dumps never sees them).
+/// (tb::appendPyJsonString) invalid UTF-8 bytes are escaped as `\u00XX` (json.dumps never sees them).
 void appendJsonString(std::string& out, std::string_view s, JsonStyle style);
 
 /// Appends `v` in the given style. Object members keep the container's order (insertion order

@@ -30,6 +30,14 @@ inline constexpr int kErrorNoUnknown = 8;        ///< the executor threw
 struct ArgSpec {
     std::vector<std::int64_t> shape;
     std::string dtype = "float32";
+
+    /// Bytes of one element of `dtype`: 4 for float32/int32/uint32, 8 for float64/int64/uint64, 2
+    /// for float16/bfloat16/int16/uint16, 1 for int8/uint8/bool; 0 for any other dtype (executors
+    /// report it as an error).
+    int elementBytes() const;
+    /// The float32 slots an executor allocates for this argument, ceil(elements x elementBytes() /
+    /// 4): kernels address their buffers as float32 (codegen/kernel_abi.h).
+    std::int64_t floatSlots() const;
 };
 
 /// A timing request (TVM time_evaluator parameters).

@@ -6,9 +6,10 @@
 /// TuneBench speaks TVM's tracker protocol byte for byte (DESIGN.md §3.1), so a TVM tracker, a TVM
 /// `rpc_server` or TVM's `query_rpc_tracker` interoperate with ours. This header holds what every
 /// piece of engine/rpc needs to agree on: the magic numbers and `TrackerCode`s of
-/// `python/tvm/rpc/base.py`, the exact JSON text Python's `json.dumps` produces (the tracker's
-/// replies are compared byte for byte with TVM's), TVM's random match keys, and the one error type
-/// the network code throws. Reference: /work/shared/TRACKER-PROTOCOL.md and REFERENCE-TVM.md §7.
+/// `python/tvm/rpc/base.py`, the exact JSON text Python's `json.dumps` produces (support/py_json.h;
+/// the tracker's replies are compared byte for byte with TVM's), TVM's random match keys, and the
+/// one error type the network code throws. Reference: /work/shared/TRACKER-PROTOCOL.md and
+/// REFERENCE-TVM.md §7.
 
 #include <cstdint>
 #include <stdexcept>
@@ -16,6 +17,8 @@
 #include <string_view>
 
 #include <nlohmann/json.hpp>
+
+#include "engine/support/py_json.h"
 
 namespace tb::rpc {
 
@@ -69,17 +72,12 @@ private:
     Kind m_kind;
 };
 
-/// `json.dumps(value)` as Python writes it with default arguments: separators ", " and ": ",
-/// `ensure_ascii=True` (every character outside 0x20..0x7e escaped as `\uXXXX`, surrogate pairs
-/// above U+FFFF, lower-case hex; `\" \\ \n \r \t \b \f` short forms), floats as `repr(float)`,
-/// NaN/infinities as `NaN`/`Infinity`/`-Infinity`, object keys in stored order. The result is pure
-/// ASCII, so its byte length equals the Python `len()` TVM puts in the frame header.
-std::string pyDumps(const Json& value);
+/// `json.dumps(value)` byte for byte, as the tracker protocol needs it (support/py_json.h). The
+/// result is pure ASCII, so its byte length equals the Python `len()` TVM puts in the frame header.
+using tb::pyDumps;
 
-/// Python's `repr(float)` for a finite double: the shortest round-tripping digits, fixed notation
-/// with at least one fractional digit when 1e-4 <= |v| < 1e16 (`0.5`, `9090.0`), else exponent
-/// form with at least two exponent digits (`1e-05`, `1.5e+16`). `nan`/`inf`/`-inf` otherwise.
-std::string pyFloatRepr(double v);
+/// Python's `repr(float)` (support/py_json.h): random match keys and addresses print with it.
+using tb::pyFloatRepr;
 
 /// Python's `str(x)` of a JSON-decoded value, as `':'.join(map(str, addr))` in TVM's text summary
 /// uses it: strings as is, `None`, `True`/`False`, ints in decimal, floats by pyFloatRepr, lists and

@@ -68,6 +68,20 @@ T field(const Json& j, const char* name, T dflt) {
 
 }  // namespace
 
+int ArgSpec::elementBytes() const {
+    if (dtype == "float32" || dtype == "int32" || dtype == "uint32") return 4;
+    if (dtype == "float64" || dtype == "int64" || dtype == "uint64") return 8;
+    if (dtype == "float16" || dtype == "int16" || dtype == "uint16" || dtype == "bfloat16") return 2;
+    if (dtype == "int8" || dtype == "uint8" || dtype == "bool") return 1;
+    return 0;
+}
+
+std::int64_t ArgSpec::floatSlots() const {
+    std::int64_t elems = 1;
+    for (std::int64_t d : shape) elems *= d;
+    return (elems * elementBytes() + 3) / 4;
+}
+
 Json toJson(const RunRequest& r) {
     Json args = Json::array();
     for (const auto& a : r.args) {

@@ -9,7 +9,7 @@
 /// `load_param_dict`), tools that read them work on ours, and they carry everything a runner needs:
 /// nodes (`"op": "null"` for inputs and params, `"tvm_op"` with `func_name` for kernels), entries,
 /// `arg_nodes`, `heads`, and per entry `storage_id`, `shape` and `dltype`. TuneBench kernels use
-/// their own calling convention (codegen/runtime.h), so the library itself is not a TVM module.
+/// their own calling convention (codegen/kernel_abi.h), so the library itself is not a TVM module.
 ///
 /// Param file layout (little-endian, dmlc::Stream): u64 magic 0xF7E58D4F05049CB7, u64 0,
 /// u64 n + n names (u64 length + bytes), u64 n + n arrays; an array is u64 magic

@@ -5,7 +5,7 @@
 /// buffers (TVM's GraphExecutor, src/runtime/graph_executor/graph_executor.cc).
 ///
 /// A compiled network is, at run time, nothing but a list of kernel calls: each fused group of the
-/// network became one kernel (`int32_t f(void* const* args)`, codegen/runtime.h) whose arguments
+/// network became one kernel (`int32_t f(void* const* args)`, codegen/kernel_abi.h) whose arguments
 /// are its input tensors followed by its output tensor. This file holds that list (`ExecGraph`,
 /// the content of TVM's graph JSON) and the executor that runs it. It knows nothing about how the
 /// kernels were made: the in-process compiler (build_module.h) hands it functions loaded by the

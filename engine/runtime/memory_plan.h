@@ -11,7 +11,7 @@
 /// the best-fitting free storage (the smallest one at least as large; otherwise the largest free
 /// one, grown), or a new storage when none is free, then frees the storages whose last reader has
 /// run. A kernel's output is allocated before its inputs are freed, so the output never aliases an
-/// input (kernels require non-aliasing arguments, codegen/runtime.h). Pinned tensors (graph
+/// input (kernels require non-aliasing arguments, codegen/kernel_abi.h). Pinned tensors (graph
 /// inputs, constants, graph outputs) get storages of their own for the whole run.
 ///
 /// The graph executor (graph_runtime.h) allocates each storage once, 64-byte aligned, and reuses

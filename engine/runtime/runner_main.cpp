@@ -6,8 +6,9 @@
 //   tunebench-runner DIR --input X.pb [--input Y.pb ...] [--output OUT.pb ...] [--repeat N --number M]
 //
 // Inputs are matched to the graph inputs by tensor name when the names match, else by position.
-// The kernels' runtime symbols (tb_rt_parallel_for/alloc/free) are defined here and exported from
-// this executable, as libtvm_runtime provides TVMBackendParallelLaunch to TVM's exported libraries.
+// The kernel ABI the library's kernels import (engine/codegen/kernel_abi.h: tb_rt_parallel_for,
+// tb_rt_alloc, tb_rt_free) is linked in from tb::kernel_runtime and exported from this executable,
+// as libtvm_runtime provides TVMBackendParallelLaunch to TVM's exported libraries.
 #include <dlfcn.h>
 
 #include <chrono>
@@ -23,22 +24,7 @@
 #include "engine/runtime/graph_json.h"
 #include "engine/runtime/graph_runtime.h"
 #include "engine/support/error.h"
-#include "engine/support/thread_pool.h"
-
-extern "C" {
-using TbParallelBody = void (*)(int64_t begin, int64_t end, void* closure);
-int32_t tb_rt_parallel_for(int64_t extent, TbParallelBody body, void* closure) {
-    tb::ThreadPool::global().parallelForRange(extent, [&](int64_t b, int64_t e) { body(b, e, closure); });
-    return 0;
-}
-void* tb_rt_alloc(int64_t bytes) {
-    const size_t n = (static_cast<size_t>(bytes) + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, n ? n : 64);
-    if (!p) std::abort();
-    return p;
-}
-void tb_rt_free(void* p) { std::free(p); }
-}
+#include "engine/support/process.h"
 
 namespace {
 
@@ -130,14 +116,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-    try {
-        return run(argc, argv);
-    } catch (const tb::UserError& e) {
-        std::fprintf(stderr, "error: %s\n", e.what());
-        return 2;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "internal error: %s\n", e.what());
-        return 1;
-    }
-}
+int main(int argc, char** argv) { return tb::runMain([&] { return run(argc, argv); }); }

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Cross-compiles tunebench-device-server (tools/arm/device_server.cpp) for aarch64-linux-gnu with
-# clang + lld against Debian's -arm64-cross packages (TOOLCHAIN.md pitfall 9). No Qt, no LLVM:
-# the server is engine/rpc (plain C++ + nlohmann_json headers) + engine/measure/timer.cpp.
+# clang + lld against Debian's -arm64-cross packages (TOOLCHAIN.md pitfall 9). No Qt, no LLVM, no
+# engine library: the server is compiled from the engine sources it needs, engine/rpc (plain C++ +
+# nlohmann_json headers), engine/measure/timer.cpp, the kernel ABI's host side
+# (engine/codegen/kernel_runtime.cpp, no LLVM) and the dependency-free parts of engine/support.
 #
 #   tools/arm/build.sh [OUTDIR]      (default OUTDIR: build-aarch64 in the repository root)
 #
@@ -59,8 +61,11 @@ SOURCES=(
   engine/rpc/protocol.cpp engine/rpc/socket.cpp engine/rpc/tracker_client.cpp
   engine/rpc/session_protocol.cpp engine/rpc/rpc_server.cpp
   engine/measure/timer.cpp
+  engine/codegen/kernel_runtime.cpp
+  engine/support/py_json.cpp engine/support/thread_pool.cpp
 )
-HEADERS=("$ROOT"/engine/rpc/*.h "$ROOT"/engine/measure/timer.h "$ROOT"/engine/support/error.h "$ROOT"/tools/arm/build.sh)
+HEADERS=("$ROOT"/engine/rpc/*.h "$ROOT"/engine/measure/timer.h "$ROOT"/engine/support/*.h
+         "$ROOT"/engine/codegen/kernel_abi.h "$ROOT"/engine/codegen/kernel_runtime.h "$ROOT"/tools/arm/build.sh)
 CXXFLAGS=("${TARGET_FLAGS[@]}" -std=c++20 -O2 -fPIE -Wall -Wno-unused-parameter
           "${STD_FLAGS[@]}" -isystem "$OUT/include" -I "$ROOT")
 

@@ -14,11 +14,12 @@
 // TVM's semantics and sends the costs back. The child isolates the server from the candidate: a
 // crash is RUNTIME_DEVICE, a hang past the request's timeout is killed and reported RUN_TIMEOUT.
 //
-// The runtime ABI the kernels call (engine/codegen/runtime.h) is provided here and exported from
-// the executable (-rdynamic): tb_rt_parallel_for (a static split over --threads threads, default
-// all cores, like the engine's thread pool; --threads 1 runs the range serially), tb_rt_alloc,
-// tb_rt_free; libm (expf, tanhf, ...) and libc (memset, memcpy) come from
-// the server's own dependencies, which are in the global scope a dlopen()ed library binds against.
+// The kernel ABI (engine/codegen/kernel_abi.h: tb_rt_parallel_for, tb_rt_alloc, tb_rt_free) is the
+// engine's own implementation, engine/codegen/kernel_runtime.cpp on support/thread_pool.cpp (no
+// LLVM in either), exported from the executable (-rdynamic). Parallel loops are split statically
+// over --threads threads (default all cores; --threads 1 runs them serially); libm (expf, tanhf,
+// ...) and libc (memset, memcpy) come from the server's own dependencies, which are in the global
+// scope a dlopen()ed library binds against.
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -31,115 +32,27 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <functional>
 #include <iterator>
 #include <memory>
-#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
+#include "engine/codegen/kernel_abi.h"
 #include "engine/measure/timer.h"
 #include "engine/rpc/measure_executor.h"
 #include "engine/rpc/rpc_server.h"
-
-// ---- kernel runtime ABI (engine/codegen/runtime.h) -------------------------------------------
-namespace {
-
-// Threads a parallel loop is split over (--threads; TVM_NUM_THREADS's role on a board). Set before
-// any measurement; the pool itself is created lazily in the forked measuring child.
-int g_numThreads = 1;
-
-// A static split of [0, extent) into min(extent, threads) contiguous chunks, as the engine's
-// ThreadPool::parallelForRange does; the calling thread runs chunk 0. Nested calls run serially.
-class ParallelPool {
-public:
-    explicit ParallelPool(int n) {
-        for (int t = 1; t < n; ++t) m_threads.emplace_back([this, t] { loop(t); });
-    }
-    void run(int64_t extent, void (*body)(int64_t, int64_t, void*), void* closure) {
-        const int64_t chunks = std::min<int64_t>(extent, int64_t(m_threads.size()) + 1);
-        {
-            std::lock_guard<std::mutex> lock(m_mu);
-            m_body = body;
-            m_closure = closure;
-            m_extent = extent;
-            m_chunks = chunks;
-            m_pending = chunks - 1;
-            ++m_generation;
-        }
-        m_cv.notify_all();
-        t_inParallel = true;
-        body(0, extent / chunks, closure);
-        t_inParallel = false;
-        std::unique_lock<std::mutex> lock(m_mu);
-        m_done.wait(lock, [&] { return m_pending == 0; });
-    }
-    static thread_local bool t_inParallel;
-
-private:
-    void loop(int t) {
-        long long seen = 0;
-        for (;;) {
-            std::unique_lock<std::mutex> lock(m_mu);
-            m_cv.wait(lock, [&] { return m_generation != seen; });
-            seen = m_generation;
-            if (t >= m_chunks) continue;
-            const int64_t b = t * m_extent / m_chunks, e = (t + 1) * m_extent / m_chunks;
-            auto body = m_body;
-            void* closure = m_closure;
-            lock.unlock();
-            t_inParallel = true;
-            body(b, e, closure);
-            t_inParallel = false;
-            lock.lock();
-            if (--m_pending == 0) m_done.notify_all();
-        }
-    }
-    std::vector<std::thread> m_threads;  // never joined: the measuring child _exit()s
-    std::mutex m_mu;
-    std::condition_variable m_cv, m_done;
-    void (*m_body)(int64_t, int64_t, void*) = nullptr;
-    void* m_closure = nullptr;
-    int64_t m_extent = 0, m_chunks = 0, m_pending = 0;
-    long long m_generation = 0;
-};
-thread_local bool ParallelPool::t_inParallel = false;
-
-}  // namespace
-
-extern "C" {
-using TbParallelBody = void (*)(int64_t begin, int64_t end, void* closure);
-__attribute__((visibility("default"), used)) int32_t tb_rt_parallel_for(int64_t extent, TbParallelBody body,
-                                                                        void* closure) {
-    if (extent <= 0) return 0;
-    if (g_numThreads <= 1 || extent == 1 || ParallelPool::t_inParallel) {
-        body(0, extent, closure);
-        return 0;
-    }
-    static ParallelPool* pool = new ParallelPool(g_numThreads);  // first use: inside the measuring child
-    pool->run(extent, body, closure);
-    return 0;
-}
-__attribute__((visibility("default"), used)) void* tb_rt_alloc(int64_t bytes) {
-    const size_t n = (static_cast<size_t>(bytes) + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, n ? n : 64);
-    if (!p) std::abort();
-    return p;
-}
-__attribute__((visibility("default"), used)) void tb_rt_free(void* p) {
-    std::free(p);
-}
-}
+#include "engine/support/error.h"
+#include "engine/support/log.h"
+#include "engine/support/process.h"
 
 namespace {
 
@@ -152,17 +65,6 @@ constexpr int kCompileDevice = 3, kRuntimeDevice = 4, kWrongAnswer = 5, kRunTime
 // Keeps libm in the executable's dependencies (kernels call expf & co. through the global scope;
 // the link line also says --no-as-needed -lm).
 float (*volatile g_keepLibm[])(float) = {&::expf, &::logf, &::tanhf, &::erff};
-
-void logLine(const std::string& line) {
-    timespec ts{};
-    clock_gettime(CLOCK_REALTIME, &ts);
-    tm t{};
-    localtime_r(&ts.tv_sec, &t);
-    char stamp[32];
-    std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &t);
-    std::fprintf(stderr, "%s.%03ld INFO %s\n", stamp, ts.tv_nsec / 1000000, line.c_str());
-    std::fflush(stderr);
-}
 
 // ---- the check blob (format: engine/measure/sandbox_executor.h) ----
 struct Check {
@@ -210,14 +112,6 @@ bool readFile(const std::string& path, std::string* out) {
     return !f.bad();
 }
 
-int dtypeBytes(const std::string& dtype) {
-    if (dtype == "float32" || dtype == "int32" || dtype == "uint32") return 4;
-    if (dtype == "float64" || dtype == "int64" || dtype == "uint64") return 8;
-    if (dtype == "float16" || dtype == "int16" || dtype == "uint16" || dtype == "bfloat16") return 2;
-    if (dtype == "int8" || dtype == "uint8" || dtype == "bool") return 1;
-    return 0;
-}
-
 RunReply fail(int errorNo, std::string msg) {
     RunReply r;
     r.errorNo = errorNo;
@@ -229,19 +123,15 @@ RunReply fail(int errorNo, std::string msg) {
 RunReply measureHere(const RunRequest& req, const Check* check, uint64_t seed) {
     void* lib = dlopen(req.modulePath.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib) return fail(kCompileDevice, std::string("dlopen: ") + dlerror());
-    using Kernel = int32_t (*)(void* const*);
-    auto fn = reinterpret_cast<Kernel>(dlsym(lib, req.function.c_str()));
+    auto fn = reinterpret_cast<TBKernelFunction>(dlsym(lib, req.function.c_str()));
     if (!fn) return fail(kCompileDevice, "the module has no function '" + req.function + "'");
 
     std::vector<tb::measure::GuardedBuffer> bufs;
     bufs.reserve(req.args.size());
     std::vector<void*> args;
     for (size_t i = 0; i < req.args.size(); ++i) {
-        const int bytesPer = dtypeBytes(req.args[i].dtype);
-        if (!bytesPer) return fail(kUnknown, "unsupported dtype '" + req.args[i].dtype + "'");
-        int64_t elems = 1;
-        for (int64_t d : req.args[i].shape) elems *= d;
-        bufs.emplace_back(size_t((elems * bytesPer + 3) / 4));
+        if (!req.args[i].elementBytes()) return fail(kUnknown, "unsupported dtype '" + req.args[i].dtype + "'");
+        bufs.emplace_back(size_t(req.args[i].floatSlots()));
         tb::measure::GuardedBuffer& b = bufs.back();
         const std::vector<float>* given = check && i < check->inputs.size() ? &check->inputs[i] : nullptr;
         if (given && !given->empty()) {
@@ -292,15 +182,6 @@ RunReply measureHere(const RunRequest& req, const Check* check, uint64_t seed) {
     r.costs = tb::measure::timeEvaluate([&] { fn(args.data()); }, t, flush);
     if (auto m = canaries(); !m.empty()) return fail(kRuntimeDevice, m);
     return r;
-}
-
-std::string describeStatus(int status) {
-    if (WIFSIGNALED(status)) {
-        const int sig = WTERMSIG(status);
-        return "killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
-    }
-    if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-    return "ended";
 }
 
 // Closes every socket descriptor but `keep` (the open ones are listed in /proc/self/fd; without
@@ -397,7 +278,7 @@ public:
         if (timedOut)
             return fail(kRunTimeout, "run exceeded " + std::to_string(req.timeoutSec) + " s; candidate killed");
         if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0) || text.empty())
-            return fail(kRuntimeDevice, "the candidate crashed the measurement process: " + describeStatus(status));
+            return fail(kRuntimeDevice, "the candidate crashed the measurement process: " + tb::describeWaitStatus(status));
         try {
             return tb::rpc::runReplyFromJson(tb::rpc::Json::parse(text));
         } catch (const std::exception& e) {
@@ -408,16 +289,6 @@ public:
 private:
     uint64_t m_seed;
 };
-
-int parsePort(const std::string& text, const char* what) {
-    char* end = nullptr;
-    const long v = std::strtol(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0' || v < 0 || v > 65535) {
-        std::fprintf(stderr, "error: %s: '%s' is not a port number (0..65535)\n", what, text.c_str());
-        std::exit(2);
-    }
-    return int(v);
-}
 
 void usage(FILE* f) {
     std::fprintf(f,
@@ -431,11 +302,16 @@ void usage(FILE* f) {
                  "  --threads N    threads of a kernel's parallel loops (default: all cores)\n");
 }
 
-}  // namespace
+// Threads of a kernel's parallel loops: the size of ThreadPool::global(), which each measuring
+// child creates on its first parallel loop (threads do not survive fork) from TB_NUM_THREADS.
+int kernelThreads() {
+    const char* env = std::getenv("TB_NUM_THREADS");
+    const int n = env ? std::atoi(env) : 0;
+    return n > 0 ? n : int(std::max(1u, std::thread::hardware_concurrency()));
+}
 
-int main(int argc, char** argv) {
+int serve(int argc, char** argv) {
     (void)g_keepLibm;
-    g_numThreads = int(std::max(1u, std::thread::hardware_concurrency()));
     tb::rpc::RpcServerOptions o;
     o.host = "0.0.0.0";
     o.key = "rasp4b-64";
@@ -445,10 +321,7 @@ int main(int argc, char** argv) {
         auto value = [&]() -> std::string {
             const size_t eq = a.find('=');
             if (eq != std::string::npos) return a.substr(eq + 1);
-            if (i + 1 >= argc) {
-                std::fprintf(stderr, "error: %s needs a value\n", a.c_str());
-                std::exit(2);
-            }
+            TB_USER_CHECK(i + 1 < argc) << a << " needs a value";
             return argv[++i];
         };
         auto is = [&](const char* name) { return a == name || a.rfind(std::string(name) + "=", 0) == 0; };
@@ -456,22 +329,15 @@ int main(int argc, char** argv) {
             usage(stdout);
             return 0;
         } else if (is("--tracker")) {
-            const std::string t = value();
-            const size_t colon = t.rfind(':');
-            if (colon == std::string::npos || colon == 0) {
-                std::fprintf(stderr, "error: --tracker: '%s' is not HOST:PORT\n", t.c_str());
-                return 2;
-            }
-            o.trackerHost = t.substr(0, colon);
-            o.trackerPort = parsePort(t.substr(colon + 1), "--tracker");
+            std::tie(o.trackerHost, o.trackerPort) = tb::parseHostPort(value(), "--tracker");
         } else if (is("--key")) {
             o.key = value();
         } else if (is("--host")) {
             o.host = value();
         } else if (is("--port")) {
-            o.port = parsePort(value(), "--port");
+            o.port = tb::parsePort(value(), "--port");
         } else if (is("--port-end")) {
-            o.portEnd = parsePort(value(), "--port-end");
+            o.portEnd = tb::parsePort(value(), "--port-end");
         } else if (is("--custom-addr")) {
             o.customAddr = value();
         } else if (is("--token")) {
@@ -479,11 +345,9 @@ int main(int argc, char** argv) {
         } else if (is("--work-dir")) {
             o.workDir = value();
         } else if (is("--threads")) {
-            g_numThreads = std::atoi(value().c_str());
-            if (g_numThreads < 1) {
-                std::fprintf(stderr, "error: --threads must be >= 1\n");
-                return 2;
-            }
+            const std::string n = value();
+            TB_USER_CHECK(std::atoi(n.c_str()) >= 1) << "--threads must be >= 1";
+            setenv("TB_NUM_THREADS", n.c_str(), 1);
         } else if (is("--seed")) {
             seed = std::strtoull(value().c_str(), nullptr, 10);
         } else {
@@ -492,28 +356,23 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    o.log = logLine;
+    o.log = tb::logLine;
 
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set, nullptr);
-
+    const tb::StopSignals signals;  // before the server's threads start
+    tb::rpc::RpcServer server(o, std::make_shared<ForkingDlopenExecutor>(seed));
     try {
-        tb::rpc::RpcServer server(o, std::make_shared<ForkingDlopenExecutor>(seed));
         server.start();
-        logLine("tunebench-device-server (aarch64) key '" + o.key + "' listening on port " +
-                std::to_string(server.port()) + ", " + std::to_string(g_numThreads) + " thread(s) per kernel");
-        int sig = 0;
-        while (sig <= 0) {
-            const timespec wait{1, 0};
-            sig = sigtimedwait(&set, nullptr, &wait);
-        }
-        server.stop();
-    } catch (const std::exception& e) {
+    } catch (const tb::rpc::RpcError& e) {
         std::fprintf(stderr, "error: %s\n", e.what());
         return 1;
     }
+    tb::logLine("tunebench-device-server (aarch64) key '" + o.key + "' listening on port " +
+                std::to_string(server.port()) + ", " + std::to_string(kernelThreads()) + " thread(s) per kernel");
+    signals.wait();
+    server.stop();
     return 0;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return tb::runMain([&] { return serve(argc, argv); }); }
