@@ -15,20 +15,14 @@
 #include "engine/lower/simplify.h"
 #include "engine/support/error.h"
 #include "engine/te/compute_dag.h"
+#include "tests/engine/test_util.h"
 
 using namespace tb;
 using te::Expr;
 using te::Var;
+using test::randomData;
 
 namespace {
-
-std::vector<float> randomData(size_t n, unsigned seed, float lo = -1.f, float hi = 1.f) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> d(lo, hi);
-    std::vector<float> v(n);
-    for (auto& x : v) x = d(rng);
-    return v;
-}
 
 // Compile for the host, load, run on `bufs` (one vector per argument).
 void compileAndRun(const lower::LoweredFunc& f, std::vector<std::vector<float>>& bufs,

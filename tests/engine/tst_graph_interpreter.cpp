@@ -11,9 +11,12 @@
 #include "engine/graph/interpreter.h"
 #include "engine/graph/op_registry.h"
 #include "engine/support/error.h"
+#include "tests/engine/test_util.h"
 
 using namespace tb;
 using namespace tb::graph;
+using test::randomData;
+using test::userError;
 
 namespace {
 
@@ -22,26 +25,6 @@ std::shared_ptr<ConstantData> constant(std::vector<int64_t> shape, std::vector<f
     c->type = {std::move(shape), te::DType::Float32};
     c->f = std::move(v);
     return c;
-}
-
-std::vector<float> randomData(size_t n, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-    std::vector<float> v(n);
-    for (auto& x : v) x = d(rng);
-    return v;
-}
-
-template <class F>
-QString userError(F&& f) {
-    try {
-        f();
-    } catch (const UserError& e) {
-        return QString::fromStdString(e.what());
-    } catch (const std::exception& e) {
-        return QStringLiteral("<not a UserError: %1>").arg(QString::fromStdString(e.what()));
-    }
-    return QStringLiteral("<no error>");
 }
 
 /// A one-op graph: inputs are fed (shape, data) pairs or constants; returns the single output.

@@ -12,20 +12,14 @@
 #include "engine/support/error.h"
 #include "engine/te/compute_dag.h"
 #include "engine/te/interpreter.h"
+#include "tests/engine/test_util.h"
 
 using namespace tb::te;
+using tb::test::randomBuffer;
 
 namespace {
 
 Expr ci(int64_t v) { return Expr(int(v)); }
-
-Buffer randomBuffer(std::vector<int64_t> shape, uint32_t seed) {
-    Buffer b = Buffer::zeros(std::move(shape));
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    for (auto& x : b.data) x = dist(rng);
-    return b;
-}
 
 // Number of elements that differ (as values, so +0 == -0, and NaN matches NaN); -1 if shapes differ.
 int64_t mismatches(const Buffer& a, const Buffer& b) {

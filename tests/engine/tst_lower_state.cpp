@@ -29,10 +29,13 @@
 #include "engine/topi/broadcast.h"
 #include "engine/topi/nn.h"
 #include "engine/topi/nn/conv2d.h"
+#include "tests/engine/test_measure_util.h"
+#include "tests/engine/test_util.h"
 
 using namespace tb;
 using namespace tb::te;
 using nlohmann::json;
+using namespace tb::test;
 
 Q_DECLARE_METATYPE(std::shared_ptr<const tb::te::ComputeDAG>)
 
@@ -41,21 +44,6 @@ namespace {
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 // ---- DAGs -------------------------------------------------------------------------------------
-
-// TVM's tutorial workload `matmul_add` (tune_matmul_x86.py).
-std::shared_ptr<const ComputeDAG> matmulAdd(int64_t n, int64_t l, int64_t m) {
-    auto A = placeholder({n, l}, "A");
-    auto B = placeholder({l, m}, "B");
-    auto C = placeholder({n, m}, "C");
-    auto k = reduceAxis(l, "k");
-    auto matmul = compute({n, m}, {"i", "j"}, [&](const std::vector<Var>& v) {
-        return sum(A(v[0], k.var) * B(k.var, v[1]), {k});
-    }, "matmul", ComputeOptions{{}, {}, {B}});
-    auto out = compute({n, m}, {"i", "j"}, [&](const std::vector<Var>& v) {
-        return matmul(v[0], v[1]) + C(v[0], v[1]);
-    }, "out");
-    return std::make_shared<ComputeDAG>(std::vector<Tensor>{A, B, C, out});
-}
 
 // A plain matmul (its output is the DAG's output, so the sketches use cache_write or rfactor).
 std::shared_ptr<const ComputeDAG> matmul(int64_t n, int64_t l, int64_t m) {
@@ -116,49 +104,6 @@ std::vector<std::string> recordLines(const char* path) {
 }
 
 // ---- running ----------------------------------------------------------------------------------
-
-std::vector<te::Buffer> randomInputs(const ComputeDAG& dag, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(-1.f, 1.f);
-    std::vector<te::Buffer> in;
-    for (const auto& t : dag.inputs()) {
-        te::Buffer b = te::Buffer::zeros(t.shape());
-        for (auto& x : b.data) x = dist(rng);
-        in.push_back(std::move(b));
-    }
-    return in;
-}
-
-codegen::CompileOptions fastCompile() {
-    codegen::CompileOptions o;
-    o.emitLlvmIr = false;
-    o.emitAssembly = false;
-    return o;
-}
-
-// Compile f for the host and run it; outputs start as NaN so an unwritten element cannot pass.
-std::vector<std::vector<float>> runCompiled(const lower::LoweredFunc& f, const ComputeDAG& dag,
-                                            const std::vector<te::Buffer>& inputs) {
-    const auto k = codegen::compile(f, codegen::Target::host(), fastCompile());
-    const auto loaded = codegen::LoadedKernel::load(k.object, k.name);
-    std::vector<std::vector<float>> bufs;
-    size_t in = 0;
-    const auto ins = dag.inputs();
-    for (const auto& t : dag.tensors()) {
-        const bool isInput = std::find(ins.begin(), ins.end(), t) != ins.end();
-        if (isInput) bufs.push_back(inputs[in++].data);
-        else bufs.emplace_back(size_t(std::max<int64_t>(t.numElements(), 1)), std::numeric_limits<float>::quiet_NaN());
-    }
-    std::vector<float*> ptrs;
-    for (auto& b : bufs) ptrs.push_back(b.data());
-    if (loaded->run(ptrs) != 0) throw std::runtime_error("kernel returned non-zero");
-    std::vector<std::vector<float>> outs;
-    for (size_t i = 0; i < dag.tensors().size(); ++i) {
-        const auto& t = dag.tensors()[i];
-        if (std::find(ins.begin(), ins.end(), t) == ins.end()) outs.push_back(std::move(bufs[i]));
-    }
-    return outs;
-}
 
 // ---- a checking interpreter of the loop IR --------------------------------------------------
 // Runs a LoweredFunc statement by statement and throws on any load or store outside its buffer
@@ -374,21 +319,6 @@ private:
     std::unordered_map<const te::ExprNode*, int64_t> m_vars;
 };
 
-// Empty when close; else a description of the first mismatch. float32 accumulation in another
-// order than the interpreter's double sums stays far below this tolerance for our sizes.
-QString compare(const std::vector<std::vector<float>>& got, const std::vector<te::Buffer>& want) {
-    if (got.size() != want.size()) return QStringLiteral("output count differs");
-    for (size_t o = 0; o < got.size(); ++o) {
-        if (got[o].size() != want[o].data.size()) return QStringLiteral("output size differs");
-        for (size_t i = 0; i < got[o].size(); ++i) {
-            const float a = got[o][i], b = want[o].data[i];
-            if (!(std::abs(a - b) <= 2e-3f * std::max(1.f, std::abs(b))))
-                return QStringLiteral("output %1 element %2: got %3, expected %4").arg(o).arg(i).arg(double(a)).arg(double(b));
-        }
-    }
-    return {};
-}
-
 // Lower, compile, run and compare; empty on success, else what went wrong (with the lowered IR).
 // With `checkIr`, the IR is first run by IrChecker (bounds and initialisation of every access).
 QString lowerAndCheck(const ComputeDAG& dag, const State& state, const std::vector<te::Buffer>& inputs,
@@ -399,10 +329,10 @@ QString lowerAndCheck(const ComputeDAG& dag, const State& state, const std::vect
         f = lower::lowerState(dag, state);
         if (out) *out = f;
         if (checkIr) {
-            const QString err = compare(IrChecker().run(f, dag, inputs), expected);
+            const QString err = compareOutputs(IrChecker().run(f, dag, inputs), expected);
             if (!err.isEmpty()) throw std::runtime_error("IR check: " + err.toStdString());
         }
-        const QString err = compare(runCompiled(f, dag, inputs), expected);
+        const QString err = compareOutputs(runCompiled(f, dag, inputs), expected);
         if (err.isEmpty()) return err;
         return err + QStringLiteral("\nstate:\n") + qs(state.toStr()) + QStringLiteral("\nlowered:\n") + qs(f.print());
     } catch (const std::exception& e) {
@@ -466,7 +396,7 @@ private Q_SLOTS:
         const auto inputs = randomInputs(*dag, 1);
         EvalOptions eo;
         const auto expected = te::evaluate(*dag, inputs, eo);
-        const QString err = compare(runCompiled(f, *dag, inputs), expected);
+        const QString err = compareOutputs(runCompiled(f, *dag, inputs), expected);
         QVERIFY2(err.isEmpty(), qPrintable(err));
     }
 

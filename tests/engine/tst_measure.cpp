@@ -12,65 +12,18 @@
 #include "engine/measure/local_runner.h"
 #include "engine/measure/timer.h"
 #include "engine/support/error.h"
+#include "tests/engine/test_measure_util.h"
 
 using namespace tb;
 using measure::MeasureErrorNo;
 using te::Expr;
 using te::Var;
+using namespace tb::test;
 
 namespace {
 
-constexpr int64_t kN = 1024;
-
-// C[i] = A[i] + B[i] for i in [0, n) (n = kN is correct; n = kN + 1 writes one past the end).
-std::shared_ptr<lower::LoweredFunc> vectorAdd(int64_t n = kN, bool subtract = false, int64_t offset = 0) {
-    using namespace lower;
-    auto A = makeBuffer("A", {kN}), B = makeBuffer("B", {kN}), C = makeBuffer("C", {kN});
-    Var i("i");
-    Expr rhs = subtract ? bufferLoad(A, {i}) - bufferLoad(B, {i}) : bufferLoad(A, {i}) + bufferLoad(B, {i});
-    if (n > kN) rhs = te::floatImm(1.0);  // the out-of-bounds candidate must not read past A/B either
-    auto f = std::make_shared<LoweredFunc>();
-    f->name = "vadd";
-    f->args = {A, B, C};
-    f->body = makeFor(i, n, ForKind::Serial, makeStore(C, {i + te::intImm(offset)}, rhs));
-    return f;
-}
-
 // A store 4 TiB below the output buffer: SIGSEGV in the worker.
 std::shared_ptr<lower::LoweredFunc> wildStore() { return vectorAdd(kN, false, -(int64_t(1) << 40)); }
-
-// 2^62 dependent float additions: never finishes.
-std::shared_ptr<lower::LoweredFunc> endlessLoop() {
-    using namespace lower;
-    auto A = makeBuffer("A", {kN}), B = makeBuffer("B", {kN}), C = makeBuffer("C", {kN});
-    Var i("i");
-    auto f = std::make_shared<LoweredFunc>();
-    f->name = "spin";
-    f->args = {A, B, C};
-    f->body = makeFor(i, te::intImm(0), te::intImm(int64_t(1) << 62), ForKind::Serial,
-                      makeStore(C, {Expr(0)}, bufferLoad(C, {Expr(0)}) * bufferLoad(A, {Expr(1)}) + te::floatImm(1.0)));
-    return f;
-}
-
-measure::MeasureInput input(std::shared_ptr<lower::LoweredFunc> f, std::shared_ptr<measure::CheckSpec> check = nullptr) {
-    measure::MeasureInput in;
-    in.func = std::move(f);
-    in.check = std::move(check);
-    return in;
-}
-
-// Inputs 0..N-1 and 1, expected C = A + B.
-std::shared_ptr<measure::CheckSpec> addCheck() {
-    auto c = std::make_shared<measure::CheckSpec>();
-    std::vector<float> a(kN), b(kN, 1.f), sum(kN);
-    for (int64_t i = 0; i < kN; ++i) {
-        a[size_t(i)] = float(i);
-        sum[size_t(i)] = float(i) + 1.f;
-    }
-    c->inputs = {a, b, {}};
-    c->expected = {{}, {}, sum};
-    return c;
-}
 
 measure::RunnerOptions fastOptions() {
     measure::RunnerOptions o;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The whole tuning loop on real hardware: sketch policy + cost model + task scheduler + lowering +
-// LLVM build + sandboxed runs + records, on two small tasks; then resume from the log.
+// LLVM build + sandboxed runs + records, on two small tasks; the best states compute what the reference
+// interpreter computes; then resume from the log.
 #include <QtTest>
 
 #include "engine/lower/lower_state.h"
@@ -13,40 +14,19 @@
 #include "engine/te/interpreter.h"
 #include "engine/tuning/network_tuner.h"
 #include "engine/tuning/program_measurer.h"
+#include "tests/engine/test_measure_util.h"
+#include "tests/engine/test_util.h"
 
 using namespace tb;
 using namespace tb::te;
 
 namespace {
-std::shared_ptr<const ComputeDAG> matmulAdd(int64_t n) {
-    auto a = placeholder({n, n}, "A"), b = placeholder({n, n}, "B"), c = placeholder({n, n}, "C");
-    auto k = reduceAxis(n, "k");
-    auto mm = compute({n, n}, {"i", "j"}, [&](const std::vector<Var>& v) { return sum(a(v[0], k.var) * b(k.var, v[1]), {k}); },
-                      "matmul", ComputeOptions{{}, {}, {b}});
-    auto out = compute({n, n}, {"i", "j"}, [&](const std::vector<Var>& v) { return mm(v[0], v[1]) + c(v[0], v[1]); }, "out");
-    return std::make_shared<ComputeDAG>(std::vector<Tensor>{a, b, c, out});
-}
-std::shared_ptr<const ComputeDAG> convRelu(int64_t h, int64_t ci, int64_t co) {
-    auto p0 = placeholder({1, h, h, ci}, "p0");
-    auto p1 = placeholder({3, 3, ci, co}, "p1");
-    auto pad = compute({1, h + 2, h + 2, ci}, axisNames(4, "i"), [&](const std::vector<Var>& v) {
-        Expr cond = logicalAnd(logicalAnd(logicalAnd(v[1] >= 1, v[1] < Expr(int(h + 1))), v[2] >= 1), v[2] < Expr(int(h + 1)));
-        return ifThenElse(cond, p0(v[0], v[1] - 1, v[2] - 1, v[3]), 0.0f);
-    }, "pad_temp");
-    auto ry = reduceAxis(3, "ry"), rx = reduceAxis(3, "rx"), rc = reduceAxis(ci, "rc");
-    auto conv = compute({1, h, h, co}, {"nn", "yy", "xx", "ff"}, [&](const std::vector<Var>& v) {
-        return sum(pad(v[0], v[1] + ry.var, v[2] + rx.var, rc.var) * p1(ry.var, rx.var, rc.var, v[3]), {ry, rx, rc});
-    }, "conv2d_nhwc", ComputeOptions{{}, {}, {p1}});
-    auto relu = compute({1, h, h, co}, axisNames(4, "ax"), [&](const std::vector<Var>& v) { return max(conv(v[0], v[1], v[2], v[3]), 0.0f); }, "T_relu");
-    return std::make_shared<ComputeDAG>(ComputeDAG::fromOutputs({relu}));
-}
-
 std::vector<tuning::NetworkTask> tasks() {
     std::vector<tuning::NetworkTask> t(2);
-    t[0].task.dag = matmulAdd(64);
+    t[0].task.dag = test::matmulAdd(64, 64, 64);
     t[0].task.desc = "matmul_add";
     t[0].weight = 2;
-    t[1].task.dag = convRelu(8, 16, 16);
+    t[1].task.dag = test::conv2dNhwcRelu(8, 16, 16, /*bias=*/false);
     t[1].task.desc = "conv2d_relu";
     for (auto& x : t) {
         x.task.workloadKey = x.task.dag->workloadKey();
@@ -111,11 +91,16 @@ private Q_SLOTS:
             }
             // The estimated latency is the weighted sum of the best costs.
             QCOMPARE(tuner.scheduler().currentScore(), 2 * firstBest[0] + firstBest[1]);
-            // The best state of the conv computes the right values.
-            auto fresh = tasks();  // a new DAG instance: records carry only steps
-            const auto& dag = *fresh[1].task.dag;
-            lower::LoweredFunc f = lower::lowerState(dag, inferBound(replaySteps(dag, tuner.bestState(1).transformSteps())));
-            QVERIFY(!f.print().empty());
+            // The best state of each task, replayed on a new DAG instance (records carry only steps),
+            // lowered, compiled and run, computes what the reference interpreter computes.
+            auto fresh = tasks();
+            for (int t = 0; t < 2; ++t) {
+                const auto& dag = *fresh[size_t(t)].task.dag;
+                const lower::LoweredFunc f = lower::lowerState(dag, inferBound(replaySteps(dag, tuner.bestState(t).transformSteps())));
+                const auto inputs = test::randomInputs(dag, 1 + unsigned(t));
+                const QString err = test::compareOutputs(test::runCompiled(f, dag, inputs), te::evaluate(dag, inputs));
+                QVERIFY2(err.isEmpty(), qPrintable(err + QStringLiteral("\nlowered:\n") + QString::fromStdString(f.print())));
+            }
         }
         // One record per trial, each replayable on its task.
         auto read = record::readMeasureRecords(log);

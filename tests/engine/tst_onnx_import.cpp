@@ -13,9 +13,11 @@
 #include "engine/graph/onnx_import.h"
 #include "engine/graph/tensor_io.h"
 #include "engine/support/error.h"
+#include "tests/engine/test_util.h"
 
 using namespace tb;
 using namespace tb::graph;
+using test::userError;
 
 namespace {
 
@@ -34,19 +36,6 @@ std::string readBytes(const std::string& path) {
 void writeBytes(const std::string& path, const std::string& bytes) {
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     f.write(bytes.data(), std::streamsize(bytes.size()));
-}
-
-/// The UserError message of f(), or a marker when f() does not throw a UserError.
-template <class F>
-QString userError(F&& f) {
-    try {
-        f();
-    } catch (const UserError& e) {
-        return QString::fromStdString(e.what());
-    } catch (const std::exception& e) {
-        return QStringLiteral("<not a UserError: %1>").arg(QString::fromStdString(e.what()));
-    }
-    return QStringLiteral("<no error>");
 }
 
 // A minimal protobuf writer, enough to build small ONNX models in the test without libonnx.

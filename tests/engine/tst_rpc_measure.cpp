@@ -37,41 +37,16 @@
 #include "engine/rpc/tracker_client.h"
 #include "engine/support/error.h"
 #include "engine/te/compute_dag.h"
+#include "tests/engine/test_measure_util.h"
+#include "tests/engine/test_rpc_util.h"
 
 using namespace tb;
 using measure::MeasureErrorNo;
 using te::Expr;
 using te::Var;
+using namespace tb::test;
 
 namespace {
-
-constexpr int64_t kN = 1024;
-
-// C[i] = A[i] + B[i] (n = kN + 1 writes one past the end; offset moves every store).
-std::shared_ptr<lower::LoweredFunc> vectorAdd(int64_t n = kN, bool subtract = false, int64_t offset = 0) {
-    using namespace lower;
-    auto A = makeBuffer("A", {kN}), B = makeBuffer("B", {kN}), C = makeBuffer("C", {kN});
-    Var i("i");
-    Expr rhs = subtract ? bufferLoad(A, {i}) - bufferLoad(B, {i}) : bufferLoad(A, {i}) + bufferLoad(B, {i});
-    if (n > kN) rhs = te::floatImm(1.0);
-    auto f = std::make_shared<LoweredFunc>();
-    f->name = "vadd";
-    f->args = {A, B, C};
-    f->body = makeFor(i, n, ForKind::Serial, makeStore(C, {i + te::intImm(offset)}, rhs));
-    return f;
-}
-
-std::shared_ptr<lower::LoweredFunc> endlessLoop() {
-    using namespace lower;
-    auto A = makeBuffer("A", {kN}), B = makeBuffer("B", {kN}), C = makeBuffer("C", {kN});
-    Var i("i");
-    auto f = std::make_shared<LoweredFunc>();
-    f->name = "spin";
-    f->args = {A, B, C};
-    f->body = makeFor(i, te::intImm(0), te::intImm(int64_t(1) << 62), ForKind::Serial,
-                      makeStore(C, {Expr(0)}, bufferLoad(C, {Expr(0)}) * bufferLoad(A, {Expr(1)}) + te::floatImm(1.0)));
-    return f;
-}
 
 std::shared_ptr<lower::LoweredFunc> matmul(int64_t n) {
     auto A = te::placeholder({n, n}, "A");
@@ -81,27 +56,6 @@ std::shared_ptr<lower::LoweredFunc> matmul(int64_t n) {
         {n, n}, {"i", "j"}, [&](const std::vector<Var>& v) { return te::sum(A(v[0], k.var) * B(k.var, v[1]), {k}); },
         "C");
     return std::make_shared<lower::LoweredFunc>(lower::lowerComputeDag(te::ComputeDAG({A, B, C}), "mm"));
-}
-
-// Inputs 0..N-1 and 1, expected C = A + B.
-std::shared_ptr<measure::CheckSpec> addCheck() {
-    auto c = std::make_shared<measure::CheckSpec>();
-    std::vector<float> a(kN), b(kN, 1.f), sum(kN);
-    for (int64_t i = 0; i < kN; ++i) {
-        a[size_t(i)] = float(i);
-        sum[size_t(i)] = float(i) + 1.f;
-    }
-    c->inputs = {a, b, {}};
-    c->expected = {{}, {}, sum};
-    return c;
-}
-
-measure::MeasureInput input(std::shared_ptr<lower::LoweredFunc> f,
-                            std::shared_ptr<measure::CheckSpec> check = nullptr) {
-    measure::MeasureInput in;
-    in.func = std::move(f);
-    in.check = std::move(check);
-    return in;
 }
 
 // A server process: RpcServer + SandboxExecutor registered under `key`. Forked (not exec'd) from
@@ -126,13 +80,7 @@ ServerProc forkServer(int trackerPort, const std::string& key, const std::string
         pthread_sigmask(SIG_BLOCK, &set, nullptr);
         int rc = 0;
         try {
-            rpc::RpcServerOptions o;
-            o.host = "127.0.0.1";
-            o.port = 0;
-            o.key = key;
-            o.trackerHost = "127.0.0.1";
-            o.trackerPort = trackerPort;
-            o.trackerRetryPeriodMs = 100;
+            rpc::RpcServerOptions o = serverOptions(trackerPort, key);
             o.pingPeriodMs = 500;
             o.unmatchTimeoutMs = 1000;
             o.workDir = workDir;  // a SIGKILLed server leaves its session directory behind

@@ -37,11 +37,13 @@
 #include "engine/te/compute_dag.h"
 #include "engine/te/interpreter.h"
 #include "engine/topi/nn/softmax.h"
+#include "tests/engine/test_util.h"
 
 using namespace tb;
 using measure::MeasureErrorNo;
 using te::Expr;
 using te::Var;
+using test::randomData;
 
 namespace {
 
@@ -91,14 +93,6 @@ lower::LoweredFunc wildStore() {
     f.args = {A, C};
     f.body = makeFor(i, 64, ForKind::Serial, makeStore(C, {i - te::intImm(int64_t(1) << 40)}, bufferLoad(A, {i})));
     return f;
-}
-
-std::vector<float> randomData(int64_t n, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> d(-1.f, 1.f);
-    std::vector<float> v(static_cast<size_t>(n));
-    for (auto& x : v) x = d(rng);
-    return v;
 }
 
 // A CheckSpec with random inputs for the DAG's placeholders and the interpreter's outputs.

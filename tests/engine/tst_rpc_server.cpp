@@ -21,8 +21,10 @@
 #include "engine/rpc/tracker.h"
 #include "engine/rpc/tracker_client.h"
 #include "engine/support/error.h"
+#include "tests/engine/test_rpc_util.h"
 
 using namespace tb::rpc;
+using tb::test::serverOptions;
 
 namespace {
 
@@ -59,19 +61,6 @@ std::unique_ptr<Tracker> startTracker(int port = 0) {
     auto t = std::make_unique<Tracker>(o);
     t->start();
     return t;
-}
-
-RpcServerOptions serverOptions(int trackerPort, const std::string& key) {
-    RpcServerOptions o;
-    o.host = "127.0.0.1";
-    o.port = 0;
-    o.key = key;
-    o.trackerHost = "127.0.0.1";
-    o.trackerPort = trackerPort;
-    o.pingPeriodMs = 100;
-    o.unmatchTimeoutMs = 200;
-    o.trackerRetryPeriodMs = 100;
-    return o;
 }
 
 // The free count of `key` and whether "server:<key>" is listed, from a fresh connection.

@@ -16,6 +16,7 @@
 #include "engine/topi/broadcast.h"
 #include "engine/topi/nn.h"
 #include "engine/topi/nn/conv2d.h"
+#include "tests/engine/test_util.h"
 
 using namespace tb;
 using namespace tb::te;
@@ -30,20 +31,8 @@ QStringList L(std::initializer_list<const char*> l) {
     return r;
 }
 
-// TVM's tutorial workload `matmul_add` (gallery/how_to/tune_with_autoscheduler/tune_matmul_x86.py).
-ComputeDAG matmulAdd(int64_t n, int64_t l, int64_t m) {
-    auto A = placeholder({n, l}, "A");
-    auto B = placeholder({l, m}, "B");
-    auto C = placeholder({n, m}, "C");
-    auto k = reduceAxis(l, "k");
-    auto matmul = compute({n, m}, {"i", "j"}, [&](const std::vector<Var>& v) {
-        return sum(A(v[0], k.var) * B(k.var, v[1]), {k});
-    }, "matmul", ComputeOptions{{}, {}, {B}});
-    auto out = compute({n, m}, {"i", "j"}, [&](const std::vector<Var>& v) {
-        return matmul(v[0], v[1]) + C(v[0], v[1]);
-    }, "out");
-    return ComputeDAG({A, B, C, out});
-}
+// TVM's tutorial workload `matmul_add` (test_util.h), as a value.
+ComputeDAG matmulAdd(int64_t n, int64_t l, int64_t m) { return *test::matmulAdd(n, l, m); }
 
 // A small NHWC conv2d (3x3, pad 1) + relu: data(0) pad_temp(1) kernel(2) conv2d_nhwc(3) T_relu(4).
 ComputeDAG convRelu() {

@@ -9,38 +9,12 @@
 #include "engine/schedule/transform_step.h"
 #include "engine/search/cost_model.h"
 #include "engine/search/sketch_policy.h"
+#include "tests/engine/test_util.h"
 
 using namespace tb;
 using namespace tb::te;
 
 namespace {
-std::shared_ptr<const ComputeDAG> matmulAdd(int64_t n) {
-    auto a = placeholder({n, n}, "A"), b = placeholder({n, n}, "B"), c = placeholder({n, n}, "C");
-    auto k = reduceAxis(n, "k");
-    auto mm = compute({n, n}, {"i", "j"}, [&](const std::vector<Var>& v) { return sum(a(v[0], k.var) * b(k.var, v[1]), {k}); },
-                      "matmul", ComputeOptions{{}, {}, {b}});
-    auto out = compute({n, n}, {"i", "j"}, [&](const std::vector<Var>& v) { return mm(v[0], v[1]) + c(v[0], v[1]); }, "out");
-    return std::make_shared<ComputeDAG>(std::vector<Tensor>{a, b, c, out});
-}
-
-// conv2d_nhwc 3x3 pad 1 + bias + relu, as topi builds it.
-std::shared_ptr<const ComputeDAG> convBiasRelu(int64_t h, int64_t ci, int64_t co) {
-    auto p0 = placeholder({1, h, h, ci}, "p0");
-    auto p1 = placeholder({3, 3, ci, co}, "p1");
-    auto p2 = placeholder({1, 1, 1, co}, "p2");
-    auto pad = compute({1, h + 2, h + 2, ci}, axisNames(4, "i"), [&](const std::vector<Var>& v) {
-        Expr cond = logicalAnd(logicalAnd(logicalAnd(v[1] >= 1, v[1] < Expr(int(h + 1))), v[2] >= 1), v[2] < Expr(int(h + 1)));
-        return ifThenElse(cond, p0(v[0], v[1] - 1, v[2] - 1, v[3]), 0.0f);
-    }, "pad_temp");
-    auto ry = reduceAxis(3, "ry"), rx = reduceAxis(3, "rx"), rc = reduceAxis(ci, "rc");
-    auto conv = compute({1, h, h, co}, {"nn", "yy", "xx", "ff"}, [&](const std::vector<Var>& v) {
-        return sum(pad(v[0], v[1] + ry.var, v[2] + rx.var, rc.var) * p1(ry.var, rx.var, rc.var, v[3]), {ry, rx, rc});
-    }, "conv2d_nhwc", ComputeOptions{{}, {}, {p1}});
-    auto add = compute({1, h, h, co}, axisNames(4, "ax"), [&](const std::vector<Var>& v) { return conv(v[0], v[1], v[2], v[3]) + p2(v[0], 0, 0, v[3]); }, "T_add");
-    auto relu = compute({1, h, h, co}, axisNames(4, "ax"), [&](const std::vector<Var>& v) { return max(add(v[0], v[1], v[2], v[3]), 0.0f); }, "T_relu");
-    return std::make_shared<ComputeDAG>(ComputeDAG::fromOutputs({relu}));
-}
-
 search::SearchTask task(std::shared_ptr<const ComputeDAG> dag, int cores = 8) {
     search::SearchTask t;
     t.dag = std::move(dag);
@@ -80,7 +54,7 @@ class TestSearch : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void testMatmulSketches() {
-        auto t = task(matmulAdd(1024), 18);
+        auto t = task(test::matmulAdd(1024, 1024, 1024), 18);
         auto sk = search::generateSketches(t);
         // TVM prints "Generate Sketches #s: 3" for matmul_add: tiling fused at level 1 and 2, and plain.
         QCOMPARE(sk.size(), size_t(3));
@@ -101,7 +75,7 @@ private Q_SLOTS:
     }
 
     void testConvSketchesAndAnnotation() {
-        auto t = task(convBiasRelu(14, 32, 32));
+        auto t = task(test::conv2dNhwcRelu(14, 32, 32, /*bias=*/true));
         auto sk = search::generateSketches(t);
         QCOMPARE(sk.size(), size_t(3));
         for (const auto& s : sk) {
@@ -137,7 +111,7 @@ private Q_SLOTS:
     }
 
     void testMutationsKeepValidity() {
-        auto t = task(matmulAdd(256), 4);
+        auto t = task(test::matmulAdd(256, 256, 256), 4);
         search::SketchPolicyParams params;
         params.numThreads = 2;
         search::SketchPolicy policy(t, std::make_shared<cost_model::RandomModel>(1), params, 3);
@@ -167,7 +141,7 @@ private Q_SLOTS:
     }
 
     void testSearchRoundsAreDeterministicAndDistinct() {
-        auto t = task(matmulAdd(128), 2);
+        auto t = task(test::matmulAdd(128, 128, 128), 2);
         search::SketchPolicyParams params;
         params.evolutionaryPopulation = 256;
         params.numThreads = 2;

@@ -1,19 +1,59 @@
 // SPDX-License-Identifier: Apache-2.0
 // ThreadPool: every index runs exactly once, the static partition is the documented one, errors
 // reach the caller, nested regions run inline, and back-to-back jobs are correct whether the
-// workers are caught spinning (the default) or asleep (spin 0) -- the two hand-off paths.
+// workers are caught spinning (the default) or asleep (spin 0) -- the two hand-off paths -- and idle
+// workers fall asleep after the spin time.
 #include <QtTest>
 
 #include <atomic>
 #include <algorithm>
-#include <ctime>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <memory>
 #include <numeric>
+#include <set>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "engine/support/thread_pool.h"
+
+namespace {
+
+// The ids of this process's threads (/proc/self/task).
+std::set<long> threadIds() {
+    std::set<long> ids;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ids.insert(std::stol(e.path().filename().string()));
+    return ids;
+}
+std::vector<long> newThreads(const std::set<long>& before) {
+    std::vector<long> out;
+    for (long id : threadIds())
+        if (!before.count(id)) out.push_back(id);
+    return out;
+}
+// A thread's scheduler state, the field after the parenthesised name in /proc/self/task/<id>/stat:
+// 'R' running or runnable, 'S' sleeping (interruptible, e.g. on a futex), ...; '?' if unreadable.
+char threadState(long id) {
+    std::ifstream f("/proc/self/task/" + std::to_string(id) + "/stat");
+    std::string line;
+    std::getline(f, line);
+    const size_t close = line.rfind(')');
+    return close != std::string::npos && close + 2 < line.size() ? line[close + 2] : '?';
+}
+bool allInState(const std::vector<long>& ids, char state) {
+    return std::all_of(ids.begin(), ids.end(), [&](long id) { return threadState(id) == state; });
+}
+QString describeStates(const std::vector<long>& ids) {
+    QString s = QStringLiteral("worker thread states:");
+    for (long id : ids) s += QStringLiteral(" %1=%2").arg(id).arg(QChar::fromLatin1(threadState(id)));
+    return s;
+}
+
+}  // namespace
 
 class TestThreadPool : public QObject {
     Q_OBJECT
@@ -98,20 +138,43 @@ private Q_SLOTS:
         QCOMPARE(total.load(), int64_t(2 * 500 * 120));
     }
     void idleWorkersSleepAfterTheSpin() {
-        // After the spin time the workers block: a pool left idle uses (almost) no CPU.
-        tb::ThreadPool pool(2, 1000);
+        // After the spin time the workers block on the condition variable: the kernel reports each
+        // worker thread as sleeping ('S'), whatever else loads the machine. A thread that spins (or
+        // yields in a loop) is running or runnable ('R') however little CPU it gets, so this fails
+        // if the workers never stop spinning, and not because other processes are busy.
+        const std::set<long> before = threadIds();
+        tb::ThreadPool pool(3, 1000);
+        const std::vector<long> workers = newThreads(before);
+        QCOMPARE(int(workers.size()), 2);  // the caller is worker 0
         pool.parallelFor(8, [](int64_t) {});
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past the 1 ms spin
-        timespec t0{}, t1{};
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
-        const double cpuMs = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
-        QVERIFY2(cpuMs < 50.0, qPrintable(QStringLiteral("idle pool used %1 ms of CPU in 200 ms").arg(cpuMs)));
+        // Within a bound far above the 1 ms spin (the workers may wait long for a core on a loaded
+        // machine before they see that the spin time is over), every worker goes to sleep ...
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!allInState(workers, 'S') && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        // ... and stays asleep: sampled every 5 ms for 300 ms, no worker is ever running.
+        for (int i = 0; i < 60; ++i) {
+            QVERIFY2(allInState(workers, 'S'), qPrintable(describeStates(workers)));
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
         // And it still wakes for the next job.
         std::atomic<int> n{0};
         pool.parallelFor(8, [&](int64_t) { n++; });
         QCOMPARE(n.load(), 8);
+    }
+    void spinningWorkersAreSeenRunning() {
+        // The control for the test above: workers spinning for a minute are never seen asleep, so
+        // the thread state tells a spinning pool from an idle one. Destroying the pool ends the spin.
+        const std::set<long> before = threadIds();
+        auto pool = std::make_unique<tb::ThreadPool>(3, 60 * 1000 * 1000);
+        const std::vector<long> workers = newThreads(before);
+        QCOMPARE(int(workers.size()), 2);
+        pool->parallelFor(8, [](int64_t) {});
+        for (int i = 0; i < 20; ++i) {
+            QVERIFY2(allInState(workers, 'R'), qPrintable(describeStates(workers)));
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        pool.reset();
     }
 };
 

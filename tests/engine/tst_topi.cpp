@@ -34,9 +34,11 @@
 #include "engine/topi/nn/winograd.h"
 #include "engine/topi/reduction.h"
 #include "engine/topi/transform.h"
+#include "tests/engine/test_util.h"
 
 using namespace tb;
 using namespace tb::te;
+using tb::test::randomBuffer;
 namespace nn = tb::topi::nn;
 
 using Shape = std::vector<int64_t>;
@@ -197,14 +199,6 @@ Tensor resnetConv(int64_t h, int64_t c, int64_t k, int64_t r, int64_t stride, co
 }
 
 // ---- interpreter helpers -------------------------------------------------------------------------
-
-Buffer randomBuffer(const Shape& shape, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-    Buffer b = Buffer::zeros(shape);
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> dist(lo, hi);
-    for (auto& v : b.data) v = dist(gen);
-    return b;
-}
 
 // Evaluates `outputs`; `inputs` are matched to the DAG's placeholders by position in `order`
 // (the placeholders as the caller created them), whatever order the DAG discovers them in.

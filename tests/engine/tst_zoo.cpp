@@ -16,26 +16,20 @@
 #include "engine/graph/passes/passes.h"
 #include "engine/graph/zoo.h"
 #include "engine/support/error.h"
+#include "tests/engine/test_util.h"
 
 using namespace tb;
 using namespace tb::graph;
+using tb::test::randomData;
 
 namespace {
 
 using Shape = std::vector<int64_t>;
 
-std::vector<float> randomValues(size_t n, uint32_t seed, float lo, float hi) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> d(lo, hi);
-    std::vector<float> v(n);
-    for (auto& x : v) x = d(rng);
-    return v;
-}
-
 NodeId constant(Graph& g, const std::string& name, Shape s, uint32_t seed, float lo = -1, float hi = 1) {
     auto d = std::make_shared<ConstantData>();
     d->type = TensorType{s, te::DType::Float32};
-    d->f = randomValues(size_t(d->type.numElements()), seed, lo, hi);
+    d->f = randomData(size_t(d->type.numElements()), seed, lo, hi);
     return g.addConstant(name, d);
 }
 
@@ -318,7 +312,7 @@ void TestZoo::testSimplifyInferenceNumerics() {
     NodeId x = g.addInput("data", TensorType{{1, 5, 6, 6}});
     NodeId y = batchNorm(g, x, 1, 7);
     g.addOutput(g.addOp("nn.relu", {y}));
-    auto in = randomValues(180, 3, -2, 2);
+    auto in = randomData(180, 3, -2, 2);
     auto ref = run(g, in);
     Graph s = foldConstant(simplifyInference(g));
     QCOMPARE(countOp(s, "nn.batch_norm"), 0);
@@ -341,7 +335,7 @@ void TestZoo::testFoldScaleAxis_data() {
 void TestZoo::testFoldScaleAxis() {
     QFETCH(QString, layout);
     Graph g = residualBlock(layout.toStdString(), 16, 6, 24);
-    auto in = randomValues(size_t(g.node(g.inputs()[0]).type.numElements()), 5, -1, 1);
+    auto in = randomData(size_t(g.node(g.inputs()[0]).type.numElements()), 5, -1, 1);
     auto ref = run(g, in);
     Graph s = foldConstant(canonicalizeOps(foldScaleAxis(foldConstant(simplifyInference(g)))));
     QCOMPARE(countOp(s, "multiply"), 0);
@@ -364,7 +358,7 @@ void TestZoo::testAxisHScaleIsNotFolded() {
     NodeId a = g.addOp("nn.relu", {batchNorm(g, c, 1, 9)});
     NodeId dw = constant(g, "dw", {3, 3, 8, 1}, 2);
     g.addOutput(g.addOp("nn.conv2d", {a, dw}, convAttrs({3, 3}, {1, 1}, {1, 1, 1, 1}, "NHWC", "HWOI", 8)));
-    auto in = randomValues(300, 4, -1, 1);
+    auto in = randomData(300, 4, -1, 1);
     auto ref = run(g, in);
     Graph o = optimizeForTasks(g);
     QCOMPARE(countOp(o, "multiply"), 1);
@@ -382,7 +376,7 @@ void TestZoo::testWinogradRewrite() {
     NodeId c = g.addOp("nn.conv2d", {x, w}, convAttrs({3, 3}, {1, 1}, {1, 1, 1, 1}, "NHWC", "HWIO"));
     NodeId w2 = constant(g, "w2", {3, 3, 72, 64}, 12, -0.2f, 0.2f);  // CO = 64: stays direct
     g.addOutput(g.addOp("nn.conv2d", {c, w2}, convAttrs({3, 3}, {1, 1}, {1, 1, 1, 1}, "NHWC", "HWIO")));
-    auto in = randomValues(9 * 9 * 16, 6, -1, 1);
+    auto in = randomData(9 * 9 * 16, 6, -1, 1);
     auto ref = run(g, in);
     Graph o = optimizeForTasks(g);
     QCOMPARE(countOp(o, "nn.contrib_conv2d_winograd_without_weight_transform"), 1);
@@ -396,7 +390,7 @@ void TestZoo::testWinogradRewrite() {
 // NCHW convs become NCHWc with the fallback blocks; layout transforms surround them; numerics hold.
 void TestZoo::testNCHWcRewrite() {
     Graph g = residualBlock("NCHW", 16, 6, 24);
-    auto in = randomValues(16 * 36, 8, -1, 1);
+    auto in = randomData(16 * 36, 8, -1, 1);
     auto ref = run(g, in);
     Graph o = optimizeForTasks(g);
     QCOMPARE(countOp(o, "nn.conv2d"), 0);
@@ -417,7 +411,7 @@ void TestZoo::testNCHWcRewrite() {
 
 void TestZoo::testConvertLayout() {
     Graph g = residualBlock("NCHW", 8, 5, 12);
-    auto in = randomValues(8 * 25, 9, -1, 1);
+    auto in = randomData(8 * 25, 9, -1, 1);
     auto ref = run(g, in);
     Graph c = convertLayout(g, "NHWC");
     for (const auto& n : c.nodes())
@@ -440,7 +434,7 @@ void TestZoo::testPassesOnOnnxModel() {
     OnnxImportOptions opt;
     opt.inputShapes["x"] = {1, 3, 48, 192};
     Graph g = importOnnx("../shared/data/models/ppocr/ch_ppocr_mobile_v2.0_cls_infer.onnx", opt);
-    auto in = randomValues(3 * 48 * 192, 12, 0, 1);
+    auto in = randomData(3 * 48 * 192, 12, 0, 1);
     auto ref = run(g, in);
     QCOMPARE(int(ref.size()), 2);
     Graph nhwc = convertLayout(g, "NHWC");

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The window offscreen, fed by the real session (mlp, random cost model, sandboxed runner) and a
-// real in-process tracker: the task table fills, the chart plots, the DAG view draws, the tracker
-// panel lists the local device, the language menu switches to Chinese, the log inspector reads
-// TVM's logs in both formats, the setup panel validates targets.
+// real in-process tracker: the task table fills, the chart plots and exports (CSV) what it was fed,
+// the DAG view draws, the tracker panel lists the local device, the language menu switches to
+// Chinese, the log inspector reads TVM's logs in both formats, the setup panel validates targets.
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QMenuBar>
@@ -15,6 +15,8 @@
 #include <QTemporaryDir>
 #include <QTreeWidget>
 #include <QtTest>
+
+#include <cmath>
 
 #include "app/session/trackermonitor.h"
 #include "app/session/tuningsession.h"
@@ -37,6 +39,40 @@ bool waitFor(QSignalSpy& spy, int count = 1, int timeoutMs = 300000) {
     while (spy.size() < count && !deadline.hasExpired())
         if (!spy.wait(int(std::max<qint64>(1, deadline.remainingTime())))) break;
     return spy.size() >= count;
+}
+
+// True when the CSV file at `path` is `header` followed by one line per row of `rows`, each field
+// the row's value as written with 6 significant digits (QTextStream's default); logs the first
+// difference otherwise.
+bool csvMatches(const QString& path, const QString& header, const QList<QList<double>>& rows) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly | QIODevice::Text)) return false;
+    const QStringList lines = QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    if (lines.isEmpty() || lines[0] != header) {
+        qWarning() << "header" << (lines.isEmpty() ? QString() : lines[0]) << "expected" << header;
+        return false;
+    }
+    if (lines.size() - 1 != rows.size()) {
+        qWarning() << lines.size() - 1 << "rows, expected" << rows.size();
+        return false;
+    }
+    const int columns = int(header.count(QLatin1Char(',')) + 1);
+    for (int r = 0; r < rows.size(); ++r) {
+        const QStringList fields = lines[r + 1].split(QLatin1Char(','));
+        if (fields.size() != columns || rows[r].size() != columns) {
+            qWarning() << "row" << r << "has" << fields.size() << "fields:" << lines[r + 1];
+            return false;
+        }
+        for (int c = 0; c < columns; ++c) {
+            bool ok = false;
+            const double got = fields[c].toDouble(&ok), want = rows[r][c];
+            if (!ok || std::abs(got - want) > 1e-5 * std::max(1.0, std::abs(want))) {
+                qWarning() << "row" << r << "column" << c << "is" << fields[c] << "expected" << want;
+                return false;
+            }
+        }
+    }
+    return true;
 }
 
 QAction* findAction(QMenuBar* bar, const QString& text) {
@@ -80,6 +116,7 @@ private Q_SLOTS:
         QSignalSpy failed(&s, &session::TuningSession::tuningFailed);
         QSignalSpy dags(&s, &session::TuningSession::dagAvailable);
         QSignalSpy measured(&s, &session::TuningSession::measurementsAvailable);
+        QSignalSpy latency(&s, &session::TuningSession::latencyPointAdded);
         QVERIFY(w.startButton()->isEnabled());
         QTest::mouseClick(w.startButton(), Qt::LeftButton);  // one click tunes
         QVERIFY(!w.startButton()->isEnabled());
@@ -107,9 +144,27 @@ private Q_SLOTS:
         QVERIFY(w.chart()->pointCount() > 0);
         w.chart()->setView(widgets::LatencyChart::View::TotalVsTime);
         QVERIFY(w.chart()->pointCount() > 0);
+        // The CSV export holds exactly what was fed to the chart: every latency point of the run, in
+        // order; in the candidates view, every measurement of the selected task.
         const QString csv = dir.filePath(QStringLiteral("chart.csv"));
         QVERIFY(w.chart()->exportCsv(csv));
-        QVERIFY(QFileInfo(csv).size() > 0);
+        QList<QList<double>> expected;
+        for (const auto& a : latency) {
+            const auto p = a[0].value<session::LatencyPoint>();
+            expected.append({double(p.trials), p.elapsedS, p.estimatedMs, p.partialMs, double(p.tasksWithCost), double(p.tasks)});
+        }
+        QVERIFY(!expected.isEmpty());
+        QVERIFY(expected.last()[2] > 0);  // the run ended with every task measured
+        QVERIFY(csvMatches(csv, QStringLiteral("trials,elapsed_s,estimated_total_latency_ms,measured_tasks_latency_ms,measured_tasks,tasks"), expected));
+        w.chart()->setView(widgets::LatencyChart::View::Candidates);
+        QVERIFY(w.chart()->exportCsv(csv));
+        expected.clear();
+        for (const auto& a : measured)
+            for (const auto& r : a[0].value<QList<session::MeasureRow>>())
+                if (r.taskId == w.selectedTask())
+                    expected.append({double(r.taskId), double(r.trial), r.costMs, r.gflops, double(r.errorNo), r.predicted});
+        QVERIFY(!expected.isEmpty());
+        QVERIFY(csvMatches(csv, QStringLiteral("task,trial,cost_ms,gflops,error_no,predicted"), expected));
 
         // The DAG view draws the selected (first) task's stages and reads.
         QVERIFY(waitFor(dags, 1, 60000));
