@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// `tunebench-cli log summary|distill`: inspect and reduce tuning logs of either TVM format.
+// `tunebench-cli log summary|distill|check`: inspect and reduce tuning logs of either TVM format.
 //   log summary FILE [--json] [--flops FLOPS.json]   counts, errors by TVM name, best per workload,
 //                                                    unparsable lines with their numbers
 //   log distill -i IN [-o OUT]                       TVM `measure_record --mode distill` (default
 //                                                    OUT = IN.best.json) or, for an AutoTVM log,
 //                                                    `autotvm.record --mode pick` (IN.best.log)
+//   log check FILE [--json]                          AutoTVM: decode each record's config index in
+//                                                    the rebuilt space of its template, compare
+//                                                    with the record's entity (engine/autotvm)
 #include <QCommandLineParser>
 
 #include <cmath>
@@ -13,7 +16,9 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.h"
+#include "engine/autotvm/log_check.h"
 #include "engine/record/history_best.h"
+#include "engine/record/json_format.h"
 #include "engine/record/log_summary.h"
 #include "engine/record/record_io.h"
 #include "engine/support/error.h"
@@ -29,8 +34,10 @@ void printLogUsage(FILE* out) {
                  "Usage: tunebench-cli log <action> [options]\n\n"
                  "Actions:\n"
                  "  summary FILE [--json] [--flops F]  records, errors, best cost per workload, bad lines\n"
-                 "  distill -i IN [-o OUT]             keep the best record per workload and target\n\n"
-                 "Both work on auto_scheduler (.json) and AutoTVM (.log) logs.\n");
+                 "  distill -i IN [-o OUT]             keep the best record per workload and target\n"
+                 "  check FILE [--json]                AutoTVM: does each record's config index decode to\n"
+                 "                                     its entity in our rebuilt template space?\n\n"
+                 "summary and distill work on auto_scheduler (.json) and AutoTVM (.log) logs.\n");
 }
 
 std::string cut(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 3) + "..."; }
@@ -65,6 +72,7 @@ nlohmann::ordered_json summaryJson(const std::string& path, const LogSummary& s)
     oj versions = oj::object();
     for (const auto& [v, count] : s.versions) versions[v] = count;
     j["versions"] = versions;
+    if (s.format == LogFormat::AutoTvm) j["v01_records"] = s.v01Records;
     oj wls = oj::array();
     for (const auto& w : s.workloads) {
         oj o;
@@ -95,6 +103,9 @@ void printSummary(const std::string& path, const LogSummary& s) {
     std::printf("lines: %d (%d records, %d comments, %d blank, %d unparsable)\n", s.totalLines, s.records, s.commentLines,
                 s.blankLines, int(s.badLines.size()));
     std::printf("records: %d, valid: %d\n", s.records, s.valid);
+    if (s.v01Records)
+        std::printf("note: %d records in the old AutoTVM log format v0.1 (TVM >= 0.7 skips them; shown here)\n",
+                    s.v01Records);
     if (!s.errorCounts.empty()) {
         std::printf("results by error_no:\n");
         for (const auto& [no, count] : s.errorCounts)
@@ -177,6 +188,71 @@ int runDistill(const QStringList& args) {
     return 0;
 }
 
+nlohmann::ordered_json checkJson(const autotvm::LogCheckReport& r) {
+    using oj = nlohmann::ordered_json;
+    oj j;
+    j["records"] = r.records;
+    j["checked"] = r.checked;
+    j["agree"] = r.agree;
+    j["disagree"] = r.disagree;
+    oj templates = oj::object();
+    for (const auto& [name, c] : r.templates)
+        templates[name] = {{"records", c.records}, {"checked", c.checked}, {"agree", c.agree}};
+    j["templates"] = templates;
+    oj unknown = oj::array();
+    for (const auto& [name, count] : r.unknownTemplates) unknown.push_back(name);
+    j["unknown_templates"] = unknown;
+    return j;
+}
+
+void printNotes(const char* title, const std::vector<autotvm::CheckNote>& notes) {
+    constexpr size_t kShown = 5;
+    if (notes.empty()) return;
+    std::printf("%s (%s%zu):\n", title, notes.size() > kShown ? "first 5 of " : "", notes.size());
+    for (size_t i = 0; i < notes.size() && i < kShown; ++i)
+        std::printf("  line %d: %s index %lld: %s\n", notes[i].line, notes[i].taskName.c_str(),
+                    static_cast<long long>(notes[i].index), notes[i].reason.c_str());
+}
+
+void printCheck(const std::string& path, const autotvm::LogCheckReport& r) {
+    std::printf("log: %s\n", path.c_str());
+    std::printf("records: %d, checked: %d, agree: %d, disagree: %d\n", r.records, r.checked, r.agree, r.disagree);
+    if (!r.templates.empty()) {
+        std::printf("  %-36s %8s %8s %8s\n", "template", "records", "checked", "agree");
+        for (const auto& [name, c] : r.templates)
+            std::printf("  %-36s %8d %8d %8d\n", name.c_str(), c.records, c.checked, c.agree);
+    }
+    if (!r.unknownTemplates.empty()) {
+        std::printf("templates not implemented (records not checked):\n");
+        for (const auto& [name, count] : r.unknownTemplates) std::printf("  %-36s %8d\n", name.c_str(), count);
+    }
+    if (r.v01Records)
+        std::printf("v0.1 records (old format, never checked): %d\n", r.v01Records);
+    if (!r.badLines.empty()) std::printf("lines that are not AutoTVM records: %zu\n", r.badLines.size());
+    printNotes("disagreements", r.disagreements);
+    printNotes("not checked", r.unchecked);
+}
+
+int runCheck(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Decode each AutoTVM record's config index in the rebuilt space of its template and compare it "
+        "with the record's entity (an explicit outermost split factor equals TVM's -1 when the product matches)."));
+    p.addHelpOption();
+    p.addPositionalArgument(QStringLiteral("file"), QStringLiteral("The AutoTVM log."));
+    p.addOption({QStringLiteral("json"), QStringLiteral("Print the counts as JSON.")});
+    p.process(args);
+    const QStringList pos = p.positionalArguments();
+    TB_USER_CHECK(pos.size() == 1) << "log check takes one FILE (got " << pos.size() << " arguments)";
+    const std::string path = pos[0].toStdString();
+    const autotvm::LogCheckReport r = autotvm::checkLogFile(path);
+    if (p.isSet(QStringLiteral("json")))
+        std::printf("%s\n", dumpJson(checkJson(r), JsonStyle::Python).c_str());
+    else
+        printCheck(path, r);
+    return 0;
+}
+
 }  // namespace
 
 int runLog(const QStringList& args) {
@@ -189,6 +265,7 @@ int runLog(const QStringList& args) {
     sub[0] = args[0] + QLatin1Char(' ') + action;
     if (action == QLatin1String("summary")) return runSummary(sub);
     if (action == QLatin1String("distill")) return runDistill(sub);
+    if (action == QLatin1String("check")) return runCheck(sub);
     std::fprintf(stderr, "error: unknown log action '%s'\n\n", qPrintable(action));
     printLogUsage(stderr);
     return 2;

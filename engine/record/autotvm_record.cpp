@@ -18,6 +18,57 @@ double numberOf(const ojson& v, const char* what) {
     return v.get<double>();
 }
 
+// "result" (v0.2) / "r" (v0.1): [costs, error_no, all_cost, timestamp].
+void readResult(const ojson& r, const char* key, AutoTvmRecord& rec) {
+    TB_USER_CHECK(r.is_array() && r.size() == 4) << "\"" << key << "\" must be [costs, error_no, all_cost, timestamp]";
+    TB_USER_CHECK(r[0].is_array()) << "the costs (" << key << "[0]) must be a list";
+    for (const auto& c : r[0]) rec.costs.push_back(numberOf(c, "a cost"));
+    TB_USER_CHECK(r[1].is_number_integer()) << "error_no (" << key << "[1]) must be an integer, not " << r[1].dump();
+    rec.errorNo = r[1].get<int>();
+    rec.allCost = numberOf(r[2], ("all_cost (" + std::string(key) + "[2])").c_str());
+    rec.timestamp = numberOf(r[3], ("the timestamp (" + std::string(key) + "[3])").c_str());
+    rec.integerTimestamp = r[3].is_number_integer() || r[3].is_number_unsigned();
+}
+
+void checkEntityItems(const ojson& entity) {
+    for (const auto& knob : entity)
+        TB_USER_CHECK(knob.is_array() && knob.size() == 3 && knob[0].is_string() && knob[1].is_string())
+            << "config.entity item " << knob.dump() << " is not [name, kind, value]";
+}
+
+// TVM <= 0.5 (record.py AUTOTVM_LOG_VERSION = 0.1): {"i": [target, task_name, args, kwargs,
+// workload, {"i": index, "c": code_hash, "t": template_key, "e": entity}], "r": [...], "v": 0.1}.
+AutoTvmRecord fromJsonV01(const ojson& j) {
+    for (auto it = j.begin(); it != j.end(); ++it)
+        TB_USER_CHECK(it.key() == "i" || it.key() == "r" || it.key() == "v")
+            << "unknown member \"" << it.key() << "\" in a v0.1 record";
+    TB_USER_CHECK(j.contains("i") && j.contains("r")) << "a v0.1 record needs \"i\" and \"r\"";
+    const ojson& in = j["i"];
+    TB_USER_CHECK(in.is_array() && in.size() == 6)
+        << "v0.1 \"i\" must be [target, task_name, args, kwargs, workload, config]";
+    TB_USER_CHECK(in[0].is_string() && in[1].is_string()) << "v0.1 target and task name must be strings";
+    TB_USER_CHECK(in[2].is_array() && in[3].is_object()) << "v0.1 args must be a list and kwargs an object";
+    const ojson& cfg = in[5];
+    TB_USER_CHECK(cfg.is_object() && cfg.contains("i") && cfg["i"].is_number_integer() && cfg.contains("e") &&
+                  cfg["e"].is_array())
+        << "the v0.1 config must be {\"i\": index, \"c\": code_hash, \"t\": template_key, \"e\": entity}";
+    checkEntityItems(cfg["e"]);
+    AutoTvmRecord rec;
+    rec.target = in[0].get<std::string>();
+    rec.taskName = in[1].get<std::string>();
+    rec.args = in[2];
+    rec.kwargs = in[3];
+    rec.config = ojson::object();
+    rec.config["index"] = cfg["i"];
+    rec.config["code_hash"] = cfg.contains("c") ? cfg["c"] : ojson(nullptr);
+    rec.config["entity"] = cfg["e"];
+    readResult(j["r"], "r", rec);
+    rec.version = j["v"];
+    rec.v01 = AutoTvmRecord::V01Fields{in[4], cfg.contains("t") && cfg["t"].is_string() ? cfg["t"].get<std::string>() : "",
+                                       j};
+    return rec;
+}
+
 }  // namespace
 
 double AutoTvmRecord::meanCost() const {
@@ -51,6 +102,7 @@ std::string AutoTvmRecord::serializedInput() const {
 }
 
 std::string AutoTvmRecord::toLine() const {
+    if (v01) return dumpJson(v01->object, JsonStyle::Python);
     ojson input = ojson::array({target, taskName, args, kwargs});
     std::string out = "{\"input\": ";
     appendJson(out, input, JsonStyle::Python);
@@ -93,8 +145,10 @@ AutoTvmRecord AutoTvmRecord::fromLine(std::string_view line) {
 
 AutoTvmRecord AutoTvmRecord::fromJson(const ojson& j) {
     TB_USER_CHECK(j.is_object()) << "a record must be a JSON object, not " << std::string(j.type_name());
-    if (j.contains("v") && j["v"].is_number())
-        TB_USER_ERROR() << "AutoTVM log version " << j["v"].dump() << " is no longer supported (TVM refuses it too)";
+    if (j.contains("v") && j["v"].is_number()) {
+        TB_USER_CHECK(j["v"].get<double>() == 0.1) << "AutoTVM log version " << j["v"].dump() << " is not supported";
+        return fromJsonV01(j);
+    }
     if (j.contains("i") && j.contains("r"))
         TB_USER_ERROR() << "an auto_scheduler record (keys i/r/v), not an AutoTVM record";
     TB_USER_CHECK(j.contains("input")) << "no \"input\" member";
@@ -121,20 +175,9 @@ AutoTvmRecord AutoTvmRecord::fromJson(const ojson& j) {
     TB_USER_CHECK(cfg.is_object()) << "\"config\" must be an object";
     TB_USER_CHECK(cfg.contains("index") && cfg["index"].is_number_integer()) << "config.index must be an integer";
     TB_USER_CHECK(cfg.contains("entity") && cfg["entity"].is_array()) << "config.entity must be a list";
-    for (const auto& knob : cfg["entity"])
-        TB_USER_CHECK(knob.is_array() && knob.size() == 3 && knob[0].is_string() && knob[1].is_string())
-            << "config.entity item " << knob.dump() << " is not [name, kind, value]";
+    checkEntityItems(cfg["entity"]);
     rec.config = cfg;
-
-    const ojson& r = j["result"];
-    TB_USER_CHECK(r.is_array() && r.size() == 4) << "\"result\" must be [costs, error_no, all_cost, timestamp]";
-    TB_USER_CHECK(r[0].is_array()) << "the costs (result[0]) must be a list";
-    for (const auto& c : r[0]) rec.costs.push_back(numberOf(c, "a cost"));
-    TB_USER_CHECK(r[1].is_number_integer()) << "error_no (result[1]) must be an integer, not " << r[1].dump();
-    rec.errorNo = r[1].get<int>();
-    rec.allCost = numberOf(r[2], "all_cost (result[2])");
-    rec.timestamp = numberOf(r[3], "the timestamp (result[3])");
-    rec.integerTimestamp = r[3].is_number_integer() || r[3].is_number_unsigned();
+    readResult(j["result"], "result", rec);
 
     if (j.contains("version")) rec.version = j["version"];
     else rec.version.reset();

@@ -12,7 +12,14 @@
 ///
 /// Tophub's pre-tuned files (the logs TVM downloads) are in this format. Arguments, kwargs and the
 /// config are kept as ordered JSON, so writing a record back reproduces the line byte for byte.
-/// Version 0.1 lines (`{"i": ..., "v": 0.1}`) are refused, as TVM refuses them.
+///
+/// Version 0.1 lines (TopHub's `*_v0.01` files, TVM <= 0.5 record.py) are read for inspection
+/// and marked (`isV01()`): `{"i": [target, task_name, args, kwargs, workload, {"i": index,
+/// "c": code_hash, "t": template_key, "e": entity}], "r": [costs, error_no, all_cost, timestamp],
+/// "v": 0.1}`. TVM >= 0.7 skips such lines ("AutoTVM log version 0.1 is no longer supported");
+/// we show them, with the config normalized to the v0.2 shape (index, code_hash, entity) and the
+/// old fields kept in `v01`. Their task names are the old ones ("topi_nn_conv2d"), so no current
+/// template applies them.
 
 #include <optional>
 #include <string>
@@ -42,6 +49,16 @@ struct AutoTvmRecord {
     /// "tvm_version" as read; nullopt if absent.
     std::optional<std::string> tvmVersion;
 
+    /// What only a v0.1 line has.
+    struct V01Fields {
+        nlohmann::ordered_json workload;  ///< "i"[4]: the old workload tuple, e.g. ["conv2d", [1, 3, 224, 224, "float32"], ...]
+        std::string templateKey;          ///< config "t": "direct", "winograd", ...
+        nlohmann::ordered_json object;    ///< the line as read (toLine() writes it back unchanged)
+    };
+    /// Set for a v0.1 line (then `version` is 0.1 and `tvmVersion` absent).
+    std::optional<V01Fields> v01;
+    bool isV01() const { return v01.has_value(); }
+
     bool valid() const { return errorNo == 0 && !costs.empty(); }
     /// Mean of costs in seconds; +infinity when empty.
     double meanCost() const;
@@ -54,9 +71,9 @@ struct AutoTvmRecord {
     std::string serializedInput() const;
 
     /// The record as json.dumps writes it (key order input, config, result, version,
-    /// tvm_version), without newline.
+    /// tvm_version), without newline. A v0.1 record is written back as it was read.
     std::string toLine() const;
-    /// Parses one line; throws tb::UserError naming the problem.
+    /// Parses one line (v0.2, or v0.1 marked as such); throws tb::UserError naming the problem.
     static AutoTvmRecord fromLine(std::string_view line);
     static AutoTvmRecord fromJson(const nlohmann::ordered_json& object);
 };

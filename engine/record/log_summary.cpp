@@ -83,13 +83,20 @@ LogSummary summarize(const LogContents<AutoTvmRecord>& log, const FlopMap& flops
         },
         flops);
     s.format = LogFormat::AutoTvm;
+    for (const auto& r : log.records) s.v01Records += r.isV01() ? 1 : 0;
     return s;
 }
 
 LogSummary summarizeFile(const std::string& path, const FlopMap& flops) {
     const std::string text = readTextFile(path);
-    if (detectLogFormat(text) == LogFormat::AutoTvm) return summarize(parseAutoTvmRecords(text), flops);
-    return summarize(parseMeasureRecords(text), flops);
+    const LogFormat format = detectLogFormat(text);
+    if (format == LogFormat::AutoTvm) return summarize(parseAutoTvmRecords(text), flops);
+    auto ansor = parseMeasureRecords(text);
+    if (format == LogFormat::Unknown) {
+        auto autotvm = parseAutoTvmRecords(text);
+        if (autotvm.records.size() > ansor.records.size()) return summarize(autotvm, flops);
+    }
+    return summarize(ansor, flops);
 }
 
 }  // namespace tb::record

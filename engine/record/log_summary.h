@@ -39,6 +39,9 @@ struct LogSummary {
     int blankLines = 0;
     std::map<int, int> errorCounts;           ///< error_no -> count (0 included)
     std::map<std::string, int> versions;      ///< "v" / "version" as text -> count
+    /// AutoTVM records in the old v0.1 format (also counted under versions["0.1"]): TVM >= 0.7
+    /// skips them when loading a log; we read and show them.
+    int v01Records = 0;
     std::vector<WorkloadSummary> workloads;   ///< in order of first appearance
     std::vector<BadLine> badLines;
 };
@@ -50,8 +53,9 @@ using FlopMap = std::map<std::string, double>;
 LogSummary summarize(const LogContents<MeasureRecord>& log, const FlopMap& flops = {});
 LogSummary summarize(const LogContents<AutoTvmRecord>& log, const FlopMap& flops = {});
 
-/// Reads `path` (format detected; an undecidable file is read as auto_scheduler) and summarizes
-/// it. Throws tb::UserError if the file cannot be read.
+/// Reads `path` (format detected; an undecidable file, e.g. one of AutoTVM v0.1 lines only, is read
+/// in the format that yields more records, auto_scheduler on a tie) and summarizes it. Throws
+/// tb::UserError if the file cannot be read.
 LogSummary summarizeFile(const std::string& path, const FlopMap& flops = {});
 
 }  // namespace tb::record

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file templates_common.h
+/// \brief Private to engine/autotvm: the template class used by the per-family files and the
+/// operator geometry that several TVM templates compute the same way.
+///
+/// TVM's templates derive their knob lengths from the operator's output shape, each with the
+/// formula of its own compute (the x86 NCHWc conv ignores dilation, the spatial-pack conv does
+/// not, the winograd ones count tiles). The helpers here reproduce each shared formula once,
+/// naming the TVM function it follows.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/autotvm/template.h"
+
+namespace tb::autotvm::detail {
+
+/// A template given by its name, TVM source and space function.
+class FunctionTemplate final : public Template {
+public:
+    using SpaceFn = std::function<void(const TaskArgs&, ConfigSpace&)>;
+    FunctionTemplate(std::string name, std::string source, SpaceFn fn)
+        : m_name(std::move(name)), m_source(std::move(source)), m_fn(std::move(fn)) {}
+    const std::string& name() const override { return m_name; }
+    const std::string& tvmSource() const override { return m_source; }
+    void defineSpace(const TaskArgs& args, ConfigSpace& cfg) const override { m_fn(args, cfg); }
+
+private:
+    std::string m_name, m_source;
+    SpaceFn m_fn;
+};
+
+using TemplateList = std::vector<std::unique_ptr<Template>>;
+
+/// Appends a FunctionTemplate.
+inline void addTemplate(TemplateList& out, std::string name, std::string source, FunctionTemplate::SpaceFn fn) {
+    out.push_back(std::make_unique<FunctionTemplate>(std::move(name), std::move(source), std::move(fn)));
+}
+
+/// Registration of each family (templates_x86.cpp, templates_arm_cpu.cpp, templates_mali.cpp).
+void addX86Templates(TemplateList& out);
+void addArmCpuTemplates(TemplateList& out);
+void addMaliTemplates(TemplateList& out);
+
+/// Shorthand for SplitOptions{policy, numOutputs, maxFactor, ..., filter}.
+SplitOptions splitOpts(int numOutputs, std::function<bool(const SplitEntity&)> filter = {},
+                       std::int64_t maxFactor = std::int64_t(1) << 31, std::string policy = "factors");
+/// A split filter keeping entities whose innermost factor is <= `limit` (`lambda y: y.size[-1] <= limit`).
+std::function<bool(const SplitEntity&)> innermostAtMost(std::int64_t limit);
+
+/// A depthwise conv2d in NCHW as topi.nn.depthwise_conv2d_nchw computes its output
+/// (python/tvm/topi/nn/depthwise_conv2d.py): args [data, kernel, strides, padding, dilation, ...],
+/// kernel (C, multiplier, KH, KW), padding around the dilated kernel.
+struct DepthwiseNchwOutput {
+    std::int64_t channels = 0, height = 0, width = 0;
+};
+DepthwiseNchwOutput depthwiseNchwOutput(const TaskArgs& args);
+
+/// The axis lengths of the NCHW winograd templates (`_decl_winograd` of topi/arm_cpu/conv2d.py and
+/// topi/mali/conv2d.py): CI, CO and the tile count P = N * ceil(H/m) * ceil(W/m) for output tile
+/// size m. Takes a 4-D kernel (dilated as TVM does) or a pre-transformed 5-D one
+/// (H_CAT, W_CAT, CO/VC, CI, VC). Throws tb::UserError where TVM asserts (kernel not 3x3 after
+/// dilation, stride not 1).
+struct WinogradNchwShape {
+    std::int64_t ci = 0, co = 0, p = 0;
+};
+WinogradNchwShape winogradNchwShape(const TaskArgs& args, std::int64_t tileSize);
+
+/// `conv2d_spatial_pack_nchw` (topi/arm_cpu/conv2d_spatial_pack.py): tile_co, tile_oh, tile_ow
+/// split into `numTile` parts (2 on arm_cpu, 3 on Mali), reorder_0 over the 10 loop axes with
+/// TVM's two candidate orders, ann_reduce (kh, kw: try_unroll) and ann_spatial (vh, vw, vc:
+/// try_unroll_vec).
+void defineSpatialPackNchw(const TaskArgs& args, ConfigSpace& cfg, int numTile);
+
+/// M, N, K of a dense task (args [data (M, K), weight (N, K) or packed (N/bn, K, bn), ...]).
+struct DenseShape {
+    std::int64_t m = 0, n = 0, k = 0;
+};
+DenseShape denseShape(const TaskArgs& args, bool allowPackedWeight);
+
+}  // namespace tb::autotvm::detail
