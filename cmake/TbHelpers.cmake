@@ -19,12 +19,11 @@ function(tb_add_test NAME)
   if(NOT A_TIMEOUT)
     set(A_TIMEOUT 600)
   endif()
-  # Qt Test's watchdog aborts a test function after 300 s by default; on a loaded 2-core machine a
-  # long data-driven function (tst_lower_state's 204 records) can pass that while well inside the
-  # ctest TIMEOUT, which is the limit that counts: give the watchdog the same limit.
-  math(EXPR _tb_watchdog_ms "${A_TIMEOUT} * 1000")
+  # The test's TIMEOUT bounds it; Qt Test's own watchdog (300 s per test function by default) would
+  # otherwise abort a long test function (one that compiles 204 kernels) on a loaded machine.
+  math(EXPR function_timeout_ms "${A_TIMEOUT} * 1000")
   set_tests_properties(${NAME} PROPERTIES LABELS "${A_LABELS}" TIMEOUT ${A_TIMEOUT}
-    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;TB_SOURCE_DIR=${CMAKE_SOURCE_DIR};QTEST_FUNCTION_TIMEOUT=${_tb_watchdog_ms};${A_ENV}")
+    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;TB_SOURCE_DIR=${CMAKE_SOURCE_DIR};QTEST_FUNCTION_TIMEOUT=${function_timeout_ms};${A_ENV}")
 endfunction()
 
 # tb_add_cli_test(NAME COMMAND cmd args... PASS_REGULAR_EXPRESSION regex [EXIT_STATUS n] [LABELS ...]
