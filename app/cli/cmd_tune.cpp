@@ -135,7 +135,7 @@ int runTune(const QStringList& args) {
     codegen::Target tgt = p.isSet(target) ? codegen::Target::parse(p.value(target).toStdString()) : codegen::Target::host();
     const std::string targetString =
         p.isSet(target) ? p.value(target).toStdString() : "llvm -keys=cpu -mcpu=" + tgt.mcpu;
-    measure::HardwareParams hw = measure::HardwareParams::forTarget(tgt);
+    HardwareParams hw = measure::defaultHardwareParams(tgt);
 
     graph::Graph g = net.load(p);
     graph::TaskExtractionOptions eo;
@@ -162,8 +162,7 @@ int runTune(const QStringList& args) {
         t.task.workloadKey = e.workloadKey;
         t.task.desc = e.desc;
         t.task.target = targetString;
-        t.task.hardware = {hw.numCores, hw.vectorUnitBytes, hw.cacheLineBytes, hw.maxSharedMemoryPerBlock,
-                           hw.maxLocalMemoryPerBlock, hw.maxThreadsPerBlock, hw.maxVthreadExtent, hw.warpSize};
+        t.task.hardware = hw;
         t.weight = e.weight;
         tasks.push_back(std::move(t));
     }
@@ -216,7 +215,7 @@ int runTune(const QStringList& args) {
     std::unique_ptr<tuning::NetworkTuner> tuner;
     tuning::ResumeStats rs;
     record::RecordWriter writer(logPath, record::RecordWriter::Mode::Append);
-    tuning::LoweringMeasurer measurer(lowerer, builder, *run, &writer, targetString);
+    tuning::ProgramMeasurer measurer(lowerer, builder, *run, &writer, targetString);
     tuner = std::make_unique<tuning::NetworkTuner>(std::move(tasks), to, lowerer, measurer);
     if (p.isSet(resume)) {
         rs = tuner->resume(logPath);

@@ -82,7 +82,7 @@ struct TuningWorker::Engine : tuning::TuneObserver, tuning::TaskSchedulerCallbac
     std::unique_ptr<measure::ProgramBuilder> builder;
     std::unique_ptr<measure::ProgramRunner> runner;
     std::unique_ptr<record::RecordWriter> writer;
-    std::unique_ptr<tuning::LoweringMeasurer> measurer;
+    std::unique_ptr<tuning::ProgramMeasurer> measurer;
     std::unique_ptr<tuning::NetworkTuner> tuner;
     QList<MeasureRow> pending;  // this round's trials, flushed once after the round
 
@@ -148,7 +148,7 @@ void TuningWorker::start(const TuningJob& job, quint64 jobId) {
         e->job = job;
         e->target = job.target.isEmpty() ? codegen::Target::host() : codegen::Target::parse(job.target.toStdString());
         e->targetString = job.target.isEmpty() ? "llvm -keys=cpu -mcpu=" + e->target.mcpu : job.target.toStdString();
-        const measure::HardwareParams hw = measure::HardwareParams::forTarget(e->target);
+        const HardwareParams hw = measure::defaultHardwareParams(e->target);
 
         Q_EMIT logMessage(tr("Extracting the tasks of %1 (%2, batch %3) for %4…")
                               .arg(job.onnxPath.isEmpty() ? job.network : QFileInfo(job.onnxPath).fileName(), job.layout)
@@ -172,8 +172,7 @@ void TuningWorker::start(const TuningJob& job, quint64 jobId) {
                 t.task.workloadKey = x.workloadKey;
                 t.task.desc = x.desc;
                 t.task.target = e->targetString;
-                t.task.hardware = {hw.numCores, hw.vectorUnitBytes, hw.cacheLineBytes, hw.maxSharedMemoryPerBlock,
-                                   hw.maxLocalMemoryPerBlock, hw.maxThreadsPerBlock, hw.maxVthreadExtent, hw.warpSize};
+                t.task.hardware = hw;
                 t.weight = x.weight;
                 e->flops.push_back(t.task.flop());
                 m_dags->d->entries.push_back({t.task.dag, x.desc, State(), 1e10});
@@ -220,7 +219,7 @@ void TuningWorker::start(const TuningJob& job, quint64 jobId) {
             e->runner = std::make_unique<measure::LocalRunner>(ro);
         }
         e->writer = std::make_unique<record::RecordWriter>(job.logPath.toStdString(), record::RecordWriter::Mode::Append);
-        e->measurer = std::make_unique<tuning::LoweringMeasurer>(lowerer, *e->builder, *e->runner, e->writer.get(),
+        e->measurer = std::make_unique<tuning::ProgramMeasurer>(lowerer, *e->builder, *e->runner, e->writer.get(),
                                                                  e->targetString);
         e->tuner = std::make_unique<tuning::NetworkTuner>(std::move(tasks), to, lowerer, *e->measurer);
         e->tuner->addObserver(e.get());

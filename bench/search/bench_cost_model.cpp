@@ -8,7 +8,7 @@
 // the mobilenet NHWC B1 depthwise conv task with the most FLOPs, resnet-18 dense_add 512->1000), each
 // cost model (xgb, random) and each seed (0, 1, 2), the task alone is tuned for N trials (default
 // 300) at 64 measures per round through the CLI's engine path (NetworkTuner over a one-task vector,
-// SketchPolicy, LoweringMeasurer = LocalBuilder + sandboxed LocalRunner, repeat 1, min_repeat_ms
+// SketchPolicy, ProgramMeasurer = LocalBuilder + sandboxed LocalRunner, repeat 1, min_repeat_ms
 // 100). Every record goes to OUT/<task>_<model>_s<seed>.json (TVM v0.6 lines). Runs of one seed are
 // interleaved (xgb then random) so that load drift on this shared machine hits both models alike.
 //   - best latency after N trials: the best mean cost among the first N measured candidates in
@@ -306,7 +306,7 @@ private:
 struct Env {
     codegen::Target target;
     std::string targetString;
-    measure::HardwareParams hw;
+    HardwareParams hw;
     cost_model::StateLowerer lowerer;
 };
 
@@ -317,8 +317,7 @@ search::SearchTask makeSearchTask(const Env& env, const graph::ExtractedTask& e)
     t.desc = e.desc;
     t.target = env.targetString;
     const auto& hw = env.hw;
-    t.hardware = {hw.numCores, hw.vectorUnitBytes, hw.cacheLineBytes, hw.maxSharedMemoryPerBlock,
-                  hw.maxLocalMemoryPerBlock, hw.maxThreadsPerBlock, hw.maxVthreadExtent, hw.warpSize};
+    t.hardware = hw;
     return t;
 }
 
@@ -353,7 +352,7 @@ Run tuneOne(const Env& env, const BenchTask& bt, const std::string& model, uint6
     measure::LocalRunner runner(ro);
     const std::string logPath = o.out + "/" + bt.name + "_" + model + "_s" + std::to_string(seed) + ".json";
     record::RecordWriter writer(logPath, record::RecordWriter::Mode::Truncate);
-    tuning::LoweringMeasurer measurer(env.lowerer, builder, runner, &writer, env.targetString);
+    tuning::ProgramMeasurer measurer(env.lowerer, builder, runner, &writer, env.targetString);
     tuning::NetworkTuner tuner({nt}, to, env.lowerer, measurer);
     const std::string label = bt.name + " " + model + " s" + std::to_string(seed);
     Collector collector(run, label);
@@ -392,7 +391,7 @@ std::vector<search::MeasureOutcome> timeStates(const Env& env, const graph::Extr
     ro.repeat = repeat;
     ro.minRepeatMs = 100;
     measure::LocalRunner runner(ro);
-    tuning::LoweringMeasurer measurer(env.lowerer, builder, runner, nullptr, env.targetString);
+    tuning::ProgramMeasurer measurer(env.lowerer, builder, runner, nullptr, env.targetString);
     return measurer.measure(makeSearchTask(env, task), states);
 }
 
@@ -602,7 +601,7 @@ int main(int argc, char** argv) {
     Env env;
     env.target = codegen::Target::host();
     env.targetString = "llvm -keys=cpu -mcpu=" + env.target.mcpu;
-    env.hw = measure::HardwareParams::forTarget(env.target);
+    env.hw = measure::defaultHardwareParams(env.target);
     env.lowerer = [](const search::SearchTask& t, const State& s) { return lower::lowerState(*t.dag, s); };
 
     try {
