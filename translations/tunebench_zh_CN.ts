@@ -169,6 +169,10 @@
         <source>Tuning finished: %1 trials (%2 failed) in %3 s, log %4</source>
         <translation>调优完成：%1 次试验（%2 次失败），用时 %3 秒，日志 %4</translation>
     </message>
+    <message>
+        <source>Runner: %1</source>
+        <translation>运行器：%1</translation>
+    </message>
 </context>
 <context>
     <name>tb::widgets::DagView</name>
@@ -680,10 +684,6 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
         <translation>通过跟踪器的 RPC</translation>
     </message>
     <message>
-        <source>RPC through a tracker (not in this build)</source>
-        <translation>通过跟踪器的 RPC（此版本不可用）</translation>
-    </message>
-    <message>
         <source>Tracker</source>
         <translation>跟踪器</translation>
     </message>
@@ -702,6 +702,98 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
     <message>
         <source>Resume from the existing log</source>
         <translation>从已有日志恢复</translation>
+    </message>
+    <message>
+        <source>Input shapes</source>
+        <translation>输入形状</translation>
+    </message>
+    <message>
+        <source>Shapes of the ONNX model&apos;s dynamic inputs, NAME=DIMS separated by semicolons</source>
+        <translation>ONNX 模型动态输入的形状，格式为 名称=维度，以分号分隔</translation>
+    </message>
+    <message>
+        <source>Rewrite 3×3 convolutions to winograd (as TVM)</source>
+        <translation>将 3×3 卷积改写为 Winograd（与 TVM 相同）</translation>
+    </message>
+    <message>
+        <source>Off keeps NHWC 3×3 convolutions direct: the tasks then differ from TVM&apos;s</source>
+        <translation>关闭时 NHWC 3×3 卷积保持直接计算：任务将与 TVM 的不同</translation>
+    </message>
+    <message>
+        <source>Tasks</source>
+        <translation>任务</translation>
+    </message>
+    <message>
+        <source>all</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <source>Tune only these task IDs of the extraction order, e.g. 2,5</source>
+        <translation>只调优这些任务 ID（按提取顺序），例如 2,5</translation>
+    </message>
+    <message>
+        <source>Measure each task&apos;s default schedule first</source>
+        <translation>先测量每个任务的默认调度</translation>
+    </message>
+    <message>
+        <source>Off is pure Ansor: the search starts from random schedules only</source>
+        <translation>关闭即纯 Ansor：搜索只从随机调度开始</translation>
+    </message>
+    <message>
+        <source>Number</source>
+        <translation>运行次数</translation>
+    </message>
+    <message>
+        <source>Runs per measurement (TVM number), raised until one measurement lasts min_repeat_ms</source>
+        <translation>每次测量的运行次数（TVM number），会增大到单次测量至少持续 min_repeat_ms</translation>
+    </message>
+    <message>
+        <source>Repeat</source>
+        <translation>重复次数</translation>
+    </message>
+    <message>
+        <source>Measurements per candidate (TVM repeat)</source>
+        <translation>每个候选的测量次数（TVM repeat）</translation>
+    </message>
+    <message>
+        <source>Min. repeat time</source>
+        <translation>最短测量时间</translation>
+    </message>
+    <message>
+        <source> ms</source>
+        <translation> 毫秒</translation>
+    </message>
+    <message>
+        <source>Timeout</source>
+        <translation>超时</translation>
+    </message>
+    <message>
+        <source> s</source>
+        <translation> 秒</translation>
+    </message>
+    <message>
+        <source>Per candidate: loading, checking and timing it</source>
+        <translation>每个候选：加载、校验并计时</translation>
+    </message>
+    <message>
+        <source>Flush CPU caches before each repeat</source>
+        <translation>每次重复前清空 CPU 缓存</translation>
+    </message>
+    <message>
+        <source>TVM enable_cpu_cache_flush: time kernels with cold caches, as in a whole network</source>
+        <translation>TVM enable_cpu_cache_flush：在冷缓存下为内核计时，与整个网络运行时一致</translation>
+    </message>
+    <message>
+        <source>Latency log (TSV)</source>
+        <translation>延迟日志 (TSV)</translation>
+    </message>
+    <message>
+        <source>(none)</source>
+        <translation>（无）</translation>
+    </message>
+    <message>
+        <source>Estimated total latency after each round, as TVM&apos;s total_latency.tsv</source>
+        <translation>每轮后的估计总延迟，与 TVM 的 total_latency.tsv 相同</translation>
     </message>
 </context>
 <context>

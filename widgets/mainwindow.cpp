@@ -54,7 +54,6 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
 
     // Setup dock: the job on top, the run buttons pinned below it.
     m_setup = new SetupWidget(session::TuningSession::networkNames(), &session::TuningSession::validateTarget, this);
-    m_setup->setRpcAvailable(session::TuningSession::rpcRunnerAvailable());
     auto* scroll = new QScrollArea(this);
     scroll->setWidget(m_setup);
     scroll->setWidgetResizable(true);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Session setup: network (zoo name, batch, layout, or an ONNX file), target (presets or a free
-// TVM target string, validated inline), search options, runner (local or RPC through a tracker)
-// and the log file (resume offered when it exists).
+// Session setup: network (zoo name, batch, layout, or an ONNX file with input shapes; winograd),
+// target (presets or a free TVM target string, validated inline), search options (budget,
+// strategy, cost model, seed, task selection, default-schedule seeding), runner (local or RPC
+// through a tracker; number, repeat, min_repeat_ms, timeout, cache flush) and the logs (resume
+// offered when the record log exists). Every `tunebench-cli tune` option has a field here.
 
 #include <QWidget>
 
@@ -12,6 +14,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QDoubleSpinBox;
 class QFormLayout;
 class QGroupBox;
 class QLabel;
@@ -33,8 +36,6 @@ public:
     void setJob(const session::TuningJob& job);
     /// True when every field is valid (the Start button is enabled only then).
     bool isValid() const;
-    /// Disables the RPC runner choice when the build has no RPC runner.
-    void setRpcAvailable(bool available);
     /// The inline message under the target field (empty when the target is valid).
     QString targetError() const;
     void setTargetText(const QString& text);
@@ -70,6 +71,8 @@ private:
     QWidget* m_onnxRow;
     QSpinBox* m_batch;
     QComboBox* m_layout;
+    QLineEdit* m_shapes;
+    QCheckBox* m_winograd;
     QComboBox* m_target;
     QLabel* m_targetError;
     QSpinBox* m_trials;
@@ -78,14 +81,21 @@ private:
     QComboBox* m_strategy;
     QComboBox* m_costModel;
     QSpinBox* m_seed;
+    QLineEdit* m_taskIds;
+    QCheckBox* m_defaultSeed;
     QComboBox* m_runner;
     QLineEdit* m_tracker;
     QLineEdit* m_key;
+    QSpinBox* m_number;
+    QSpinBox* m_repeat;
+    QSpinBox* m_minRepeatMs;
+    QDoubleSpinBox* m_timeout;
+    QCheckBox* m_cacheFlush;
     QLineEdit* m_log;
     QCheckBox* m_resume;
-    session::TuningJob m_hidden;  // the fields this panel does not show (shapes, runner timing)
+    QLineEdit* m_latencyLog;
+    session::TuningJob m_hidden;  // the fields this panel does not show (the tracker retry time)
     bool m_valid = true;
-    bool m_rpcAvailable = true;
 };
 
 }  // namespace tb::widgets

@@ -3,30 +3,42 @@
 
 #include <QFileInfo>
 
-#include "engine/graph/onnx_import.h"
-#include "engine/graph/passes/passes.h"
-#include "engine/graph/zoo.h"
 #include "engine/support/error.h"
 
 namespace tb::cli {
 
-graph::Graph NetworkOptions::load(const QCommandLineParser& p) const {
+tuning::NetworkSource NetworkOptions::source(const QCommandLineParser& p) const {
     TB_USER_CHECK(p.isSet(network) != p.isSet(onnx)) << "give exactly one of --network NAME or --onnx FILE";
+    tuning::NetworkSource s;
     bool ok = false;
-    int64_t b = p.value(batch).toLongLong(&ok);
-    TB_USER_CHECK(ok && b >= 1) << "--batch must be a positive integer, got '" << p.value(batch).toStdString() << "'";
-    const std::string lay = p.value(layout).toStdString();
-    TB_USER_CHECK(lay == "NHWC" || lay == "NCHW") << "--layout must be NHWC or NCHW, got '" << lay << "'";
+    s.batch = p.value(batch).toLongLong(&ok);
+    TB_USER_CHECK(ok && s.batch >= 1) << "--batch must be a positive integer, got '" << p.value(batch).toStdString() << "'";
+    s.layout = p.value(layout).toStdString();
+    TB_USER_CHECK(s.layout == "NHWC" || s.layout == "NCHW") << "--layout must be NHWC or NCHW, got '" << s.layout << "'";
+    s.winograd = !p.isSet(noWinograd);
     if (p.isSet(network)) {
         TB_USER_CHECK(!p.isSet(shape)) << "--shape applies to --onnx models only";
-        return graph::makeNetwork(p.value(network).toStdString(), b, lay);
+        s.zooName = p.value(network).toStdString();
+    } else {
+        s.onnxPath = p.value(onnx).toStdString();
+        for (const QString& v : p.values(shape)) s.shapes.push_back(v.toStdString());
     }
-    graph::OnnxImportOptions opt;
-    for (const QString& s : p.values(shape))
-        for (auto& [k, v] : graph::parseShapeMap(s.toStdString())) opt.inputShapes[k] = v;
-    graph::Graph g = graph::importOnnx(p.value(onnx).toStdString(), opt);
-    if (lay == "NHWC") g = graph::convertLayout(g, "NHWC");
-    return g;
+    return s;
+}
+
+QStringList NetworkOptions::arguments(const tuning::NetworkSource& s) {
+    QStringList a;
+    if (s.onnxPath.empty()) {
+        a << QStringLiteral("--network") << QString::fromStdString(s.zooName);
+    } else {
+        a << QStringLiteral("--onnx") << QString::fromStdString(s.onnxPath);
+        for (const auto& v : s.shapes) a << QStringLiteral("--shape") << QString::fromStdString(v);
+    }
+    const tuning::NetworkSource defaults;
+    if (s.batch != defaults.batch) a << QStringLiteral("--batch") << QString::number(s.batch);
+    if (s.layout != defaults.layout) a << QStringLiteral("--layout") << QString::fromStdString(s.layout);
+    if (!s.winograd) a << QStringLiteral("--no-winograd");
+    return a;
 }
 
 QString NetworkOptions::name(const QCommandLineParser& p) const {

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Shared by the CLI commands that take a network: `--network NAME | --onnx FILE` with --batch,
-// --layout and --shape, turned into a graph (ONNX models converted to NHWC when asked).
+// --layout, --shape and --no-winograd, turned into the engine's NetworkSource and its graph
+// (tuning::loadNetwork: ONNX models converted to NHWC when asked).
 
 #include <QCommandLineOption>
 #include <QCommandLineParser>
 #include <QList>
 
 #include "engine/graph/graph.h"
+#include "engine/tuning/tuning_job.h"
 
 namespace tb::cli {
 
@@ -26,11 +28,16 @@ struct NetworkOptions {
         QStringLiteral("no-winograd"),
         QStringLiteral("Keep NHWC 3x3 convolutions direct where TVM rewrites them to winograd (the tasks then "
                        "differ from TVM's; tune, compile and run must agree).")};
-    void addTo(QCommandLineParser& p) const { p.addOptions({network, onnx, batch, layout, shape, noWinograd}); }
+    QList<QCommandLineOption> options() const { return {network, onnx, batch, layout, shape, noWinograd}; }
+    void addTo(QCommandLineParser& p) const { p.addOptions(options()); }
     /// False when --no-winograd is given (graph::AlterLayoutOptions::winograd).
     bool winograd(const QCommandLineParser& p) const { return !p.isSet(noWinograd); }
+    /// The network the options name. Throws tb::UserError naming the bad option.
+    tuning::NetworkSource source(const QCommandLineParser& p) const;
+    /// The options naming `source` (--batch, --layout, --no-winograd only when not the default).
+    static QStringList arguments(const tuning::NetworkSource& source);
     /// The graph the options name. Throws tb::UserError naming the bad option.
-    graph::Graph load(const QCommandLineParser& p) const;
+    graph::Graph load(const QCommandLineParser& p) const { return tuning::loadNetwork(source(p)); }
     /// "mobilenet" or the ONNX file's base name, for messages.
     QString name(const QCommandLineParser& p) const;
 };

@@ -10,6 +10,86 @@
 
 namespace tb::session::adapter {
 
+namespace {
+std::string sstr(const QString& s) { return s.toStdString(); }
+}  // namespace
+
+tuning::TuningJob engineJob(const TuningJob& j) {
+    tuning::TuningJob e;
+    e.network.zooName = sstr(j.network);
+    e.network.onnxPath = sstr(j.onnxPath);
+    for (const QString& s : j.shapes) e.network.shapes.push_back(sstr(s));
+    e.network.batch = j.batch;
+    e.network.layout = sstr(j.layout);
+    e.network.winograd = j.winograd;
+    e.target = sstr(j.target);
+
+    e.search.trials = j.trials;
+    e.search.perRound = j.perRound;
+    e.search.earlyStopping = j.earlyStopping;
+    e.search.strategy = j.strategy == QLatin1String("round-robin") ? tuning::TaskSchedulerOptions::Strategy::RoundRobin
+                                                                    : tuning::TaskSchedulerOptions::Strategy::Gradient;
+    e.search.seed = j.seed;
+    e.search.costModel = sstr(j.costModel);
+    e.search.seedDefaultSchedule = j.seedDefaultSchedule;
+    e.taskIds.assign(j.taskIds.begin(), j.taskIds.end());
+
+    auto& r = e.runner;
+    r.kind = j.runner == QLatin1String("rpc") ? tuning::RunnerConfig::Kind::Rpc : tuning::RunnerConfig::Kind::Local;
+    r.trackerHost = sstr(j.trackerHost);
+    r.trackerPort = j.trackerPort;
+    r.key = sstr(j.deviceKey);
+    r.number = j.number;
+    r.repeat = j.repeat;
+    r.minRepeatMs = j.minRepeatMs;
+    r.timeoutS = j.timeoutS;
+    r.enableCpuCacheFlush = j.cacheFlush;
+    r.trackerRetryTimeoutS = j.trackerRetryTimeoutS;
+
+    e.logPath = sstr(j.logPath);
+    e.resume = j.resume;
+    e.latencyLogPath = sstr(j.latencyLogPath);
+    return e;
+}
+
+TuningJob sessionJob(const tuning::TuningJob& e) {
+    TuningJob j;
+    j.network = qstr(e.network.zooName);
+    j.onnxPath = qstr(e.network.onnxPath);
+    for (const auto& s : e.network.shapes) j.shapes.append(qstr(s));
+    j.batch = int(e.network.batch);
+    j.layout = qstr(e.network.layout);
+    j.winograd = e.network.winograd;
+    j.target = qstr(e.target);
+
+    j.trials = e.search.trials;
+    j.perRound = e.search.perRound;
+    j.earlyStopping = e.search.earlyStopping;
+    j.strategy = e.search.strategy == tuning::TaskSchedulerOptions::Strategy::RoundRobin ? QStringLiteral("round-robin")
+                                                                                        : QStringLiteral("gradient");
+    j.seed = e.search.seed;
+    j.costModel = qstr(e.search.costModel);
+    j.seedDefaultSchedule = e.search.seedDefaultSchedule;
+    j.taskIds = QList<int>(e.taskIds.begin(), e.taskIds.end());
+
+    const auto& r = e.runner;
+    j.runner = r.kind == tuning::RunnerConfig::Kind::Rpc ? QStringLiteral("rpc") : QStringLiteral("local");
+    j.trackerHost = qstr(r.trackerHost);
+    j.trackerPort = r.trackerPort;
+    j.deviceKey = qstr(r.key);
+    j.number = r.number;
+    j.repeat = r.repeat;
+    j.minRepeatMs = r.minRepeatMs;
+    j.timeoutS = r.timeoutS;
+    j.cacheFlush = r.enableCpuCacheFlush;
+    j.trackerRetryTimeoutS = r.trackerRetryTimeoutS;
+
+    j.logPath = qstr(e.logPath);
+    j.resume = e.resume;
+    j.latencyLogPath = qstr(e.latencyLogPath);
+    return j;
+}
+
 QList<TaskRow> taskRows(const tuning::NetworkTuner& tuner, int tuningTask) {
     const tuning::TaskScheduler& ts = tuner.scheduler();
     const int next = tuningTask >= 0 ? tuningTask : ts.nextTask();

@@ -12,10 +12,18 @@
 #include "engine/schedule/loop_state.h"
 #include "engine/te/compute_dag.h"
 #include "engine/tuning/network_tuner.h"
+#include "engine/tuning/tuning_job.h"
 
 namespace tb::session::adapter {
 
 inline QString qstr(const std::string& s) { return QString::fromStdString(s); }
+
+/// The engine job the window's settings describe, field for field (the worker builds it with
+/// tuning::buildTuner). Unknown strategy / runner texts map to the CLI's defaults.
+tuning::TuningJob engineJob(const TuningJob& job);
+/// The window's settings for an engine job (e.g. one read from a `tune` command line): every field
+/// a `tune` option sets survives engineJob(sessionJob(j)).
+TuningJob sessionJob(const tuning::TuningJob& job);
 
 /// Every task of the tuner as a table row. `tuningTask` is the task whose round is running now
 /// (-1 between rounds): it is shown as "tuning" and marked as the scheduler's pick.

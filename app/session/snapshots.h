@@ -110,28 +110,49 @@ struct LogSnapshot {
     QList<LogPoint> points;
 };
 
-/// Everything needed to start a tuning job from the window or the CLI.
+/// Everything needed to start a tuning job from the window: the Qt-side mirror of the engine's
+/// tuning::TuningJob (engine/tuning/tuning_job.h), one field per `tunebench-cli tune` option, so
+/// that the session panel can set every option the CLI has. The worker converts it
+/// (adapter::engineJob); defaults are the CLI's unless noted.
 struct TuningJob {
+    // ---- network (--network | --onnx, --shape, --batch, --layout, --no-winograd)
     QString network = QStringLiteral("mobilenet");  ///< zoo name; ignored when onnxPath is set
     QString onnxPath;
     QStringList shapes;          ///< "name=1,3,224,224" bindings for dynamic ONNX inputs
     int batch = 1;
     QString layout = QStringLiteral("NHWC");
+    bool winograd = true;        ///< false = --no-winograd
+    // ---- target (--target)
     QString target;              ///< TVM target string; empty = host CPU
+    // ---- search (--trials, --per-round, --early-stopping, --strategy, --seed, --cost-model,
+    //      --no-default-seed, --tasks)
     int trials = 0;              ///< 0 = 64 x tasks
     int perRound = 64;
     int earlyStopping = -1;
     QString strategy = QStringLiteral("gradient");
     quint64 seed = 0;
+    QString costModel = QStringLiteral("xgb");  ///< "xgb" or "random"
+    bool seedDefaultSchedule = true;  ///< false = --no-default-seed
+    QList<int> taskIds;          ///< tune only these tasks (extraction order); empty = all
+    // ---- runner (--runner, --tracker, --key, --number, --repeat, --min-repeat-ms, --timeout, --cache-flush)
     QString runner = QStringLiteral("local");  ///< "local" or "rpc"
     QString trackerHost = QStringLiteral("127.0.0.1");
     int trackerPort = 9190;
     QString deviceKey;
-    QString logPath = QStringLiteral("tunebench.json");
-    bool resume = false;
-    QString costModel = QStringLiteral("xgb");  ///< "xgb" or "random"
+    int number = 3;              ///< runner number (TVM `number`)
     int repeat = 1;              ///< runner repeat (TVM `repeat`)
     int minRepeatMs = 100;       ///< runner min_repeat_ms
+    double timeoutS = 10;        ///< runner timeout per candidate (s)
+    bool cacheFlush = false;     ///< TVM enable_cpu_cache_flush (--cache-flush)
+    /// Give up on an unreachable tracker after this long (s); not a CLI option. The window's
+    /// default is shorter than the CLI's 60 s: a tracker that is not there should fail the job soon.
+    double trackerRetryTimeoutS = 10;
+    // ---- log (--log, --resume, --tsv)
+    QString logPath = QStringLiteral("tunebench.json");
+    bool resume = false;
+    QString latencyLogPath;      ///< TVM's total_latency.tsv lines; empty (the window's default) = none
+
+    bool operator==(const TuningJob&) const = default;
 };
 
 }  // namespace tb::session

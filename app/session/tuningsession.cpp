@@ -10,9 +10,6 @@
 #include "app/session/tuningworker.h"
 #include "engine/codegen/target.h"
 #include "engine/graph/zoo.h"
-#if __has_include("engine/measure/rpc_runner.h")
-#define TB_HAVE_RPC_RUNNER 1
-#endif
 
 namespace tb::session {
 
@@ -44,14 +41,6 @@ QString TuningSession::validateTarget(const QString& target) {
     } catch (const std::exception& e) {
         return QString::fromUtf8(e.what());
     }
-}
-
-bool TuningSession::rpcRunnerAvailable() {
-#ifdef TB_HAVE_RPC_RUNNER
-    return true;
-#else
-    return false;
-#endif
 }
 
 void TuningSession::setState(State s) {

@@ -31,8 +31,6 @@ public:
     static QStringList networkNames();
     /// Empty for a valid TVM target string, else the parser's message.
     static QString validateTarget(const QString& target);
-    /// Whether this build can measure on RPC devices (TuningJob::runner == "rpc").
-    static bool rpcRunnerAvailable();
 
     State state() const { return m_state; }
     /// Id of the last job started (0 before the first); DAG snapshots carry it.

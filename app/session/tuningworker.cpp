@@ -12,21 +12,8 @@
 
 #include "app/session/engineadapter.h"
 #include "engine/codegen/target.h"
-#include "engine/graph/onnx_import.h"
-#include "engine/graph/passes/passes.h"
-#include "engine/graph/task_extraction.h"
-#include "engine/graph/zoo.h"
-#include "engine/lower/lower_state.h"
-#include "engine/measure/builder.h"
-#include "engine/measure/local_runner.h"
-#include "engine/record/record_io.h"
-#include "engine/support/error.h"
 #include "engine/tuning/network_tuner.h"
-#include "engine/tuning/program_measurer.h"
-#if __has_include("engine/measure/rpc_runner.h")
-#include "engine/measure/rpc_runner.h"
-#define TB_HAVE_RPC_RUNNER 1
-#endif
+#include "engine/tuning/tuning_job.h"
 
 namespace tb::session {
 
@@ -73,17 +60,11 @@ std::optional<DagSnapshot> DagSource::snapshot(int taskId) const {
 struct TuningWorker::Engine : tuning::TuneObserver, tuning::TaskSchedulerCallback {
     TuningWorker* owner = nullptr;
     TuningJob job;
-    codegen::Target target;
-    std::string targetString;
     std::vector<double> flops;
     int totalTrials = 0;
-    // Declaration order = reverse destruction order: the tuner goes first, the runner's sandbox
-    // process and the log writer last.
-    std::unique_ptr<measure::ProgramBuilder> builder;
-    std::unique_ptr<measure::ProgramRunner> runner;
-    std::unique_ptr<record::RecordWriter> writer;
-    std::unique_ptr<tuning::LoweringMeasurer> measurer;
-    std::unique_ptr<tuning::NetworkTuner> tuner;
+    // Every engine object of the job (builder, sandboxed runner, log writer, measurer, tuner).
+    std::unique_ptr<tuning::Tuner> engine;
+    tuning::NetworkTuner* tuner = nullptr;  // engine->network()
     QList<MeasureRow> pending;  // this round's trials, flushed once after the round
 
     void onTrials(const std::vector<tuning::MeasuredTrial>& trials) override {
@@ -110,23 +91,6 @@ struct TuningWorker::Engine : tuning::TuneObserver, tuning::TaskSchedulerCallbac
     }
 };
 
-namespace {
-
-graph::Graph loadNetwork(const TuningJob& job) {
-    TB_USER_CHECK(job.batch >= 1) << "the batch size must be positive, got " << job.batch;
-    const std::string layout = job.layout.toStdString();
-    TB_USER_CHECK(layout == "NHWC" || layout == "NCHW") << "the layout must be NHWC or NCHW, got '" << layout << "'";
-    if (job.onnxPath.isEmpty()) return graph::makeNetwork(job.network.toStdString(), job.batch, layout);
-    graph::OnnxImportOptions opt;
-    for (const QString& s : job.shapes)
-        for (auto& [k, v] : graph::parseShapeMap(s.toStdString())) opt.inputShapes[k] = v;
-    graph::Graph g = graph::importOnnx(job.onnxPath.toStdString(), opt);
-    if (layout == "NHWC") g = graph::convertLayout(g, "NHWC");
-    return g;
-}
-
-}  // namespace
-
 // ---- TuningWorker ------------------------------------------------------------------------------
 
 TuningWorker::TuningWorker(std::shared_ptr<DagSource> dags) : m_dags(std::move(dags)) {}
@@ -146,94 +110,35 @@ void TuningWorker::start(const TuningJob& job, quint64 jobId) {
         auto e = std::make_unique<Engine>();
         e->owner = this;
         e->job = job;
-        e->target = job.target.isEmpty() ? codegen::Target::host() : codegen::Target::parse(job.target.toStdString());
-        e->targetString = job.target.isEmpty() ? "llvm -keys=cpu -mcpu=" + e->target.mcpu : job.target.toStdString();
-        const measure::HardwareParams hw = measure::HardwareParams::forTarget(e->target);
-
+        const tuning::TuningJob engineJob = adapter::engineJob(job);
         Q_EMIT logMessage(tr("Extracting the tasks of %1 (%2, batch %3) for %4…")
                               .arg(job.onnxPath.isEmpty() ? job.network : QFileInfo(job.onnxPath).fileName(), job.layout)
                               .arg(job.batch)
-                              .arg(adapter::qstr(e->targetString)));
-        const graph::Graph g = loadNetwork(job);
-        graph::TaskExtractionOptions eo;
-        eo.target = e->targetString;
-        const auto extracted = graph::extractTasks(g, eo);
-        TB_USER_CHECK(!extracted.empty()) << "the network has no task to tune";
-
-        std::vector<tuning::NetworkTask> tasks;
+                              .arg(adapter::qstr(tuning::resolveTarget(engineJob.target).recordString)));
+        e->engine = tuning::buildTuner(engineJob);
+        e->tuner = &e->engine->network();
         {
             std::lock_guard<std::mutex> lock(m_dags->d->mutex);
             m_dags->d->jobId = jobId;
-            m_dags->d->target = e->target;
+            m_dags->d->target = e->engine->target().target;
             m_dags->d->entries.clear();
-            for (const auto& x : extracted) {
-                tuning::NetworkTask t;
-                t.task.dag = std::make_shared<const te::ComputeDAG>(x.dag);
-                t.task.workloadKey = x.workloadKey;
-                t.task.desc = x.desc;
-                t.task.target = e->targetString;
-                t.task.hardware = {hw.numCores, hw.vectorUnitBytes, hw.cacheLineBytes, hw.maxSharedMemoryPerBlock,
-                                   hw.maxLocalMemoryPerBlock, hw.maxThreadsPerBlock, hw.maxVthreadExtent, hw.warpSize};
-                t.weight = x.weight;
+            for (const auto& t : e->tuner->tasks()) {
                 e->flops.push_back(t.task.flop());
-                m_dags->d->entries.push_back({t.task.dag, x.desc, State(), 1e10});
-                tasks.push_back(std::move(t));
+                m_dags->d->entries.push_back({t.task.dag, t.task.desc, State(), 1e10});
             }
         }
-
-        tuning::TuneOptions to;
-        to.trials = job.trials;
-        to.perRound = std::max(1, job.perRound);
-        to.earlyStopping = job.earlyStopping;
-        to.strategy = job.strategy == QLatin1String("round-robin") ? tuning::TaskSchedulerOptions::Strategy::RoundRobin
-                                                                    : tuning::TaskSchedulerOptions::Strategy::Gradient;
-        to.seed = job.seed;
-        to.costModel = job.costModel.toStdString();
-
-        lower::StateLowerer lowerer = [](const search::SearchTask& t, const State& s) {
-            return lower::lowerState(*t.dag, s);
-        };
-        e->builder = std::make_unique<measure::LocalBuilder>(e->target);
-        if (job.runner == QLatin1String("rpc")) {
-#ifdef TB_HAVE_RPC_RUNNER
-            TB_USER_CHECK(!job.deviceKey.isEmpty()) << "the RPC runner needs a device key";
-            measure::RpcRunnerOptions rr;
-            rr.trackerHost = job.trackerHost.toStdString();
-            rr.trackerPort = job.trackerPort;
-            rr.key = job.deviceKey.toStdString();
-            rr.target = e->target;
-            rr.repeat = std::max(1, job.repeat);
-            rr.minRepeatMs = job.minRepeatMs;
-            // A tracker that is not there should fail the job soon, not after TVM's minute.
-            rr.trackerRetryTimeoutS = 10;
-            e->runner = measure::makeRpcRunner(rr);
-#else
-            TB_USER_ERROR() << "the RPC runner is not available in this build";
-#endif
-        } else {
-            TB_USER_CHECK(e->target.runsOnHost())
-                << "target '" << e->targetString << "' does not run on this machine: choose the RPC runner and a device key";
-            measure::RunnerOptions ro;
-            ro.repeat = std::max(1, job.repeat);
-            ro.minRepeatMs = job.minRepeatMs;
-            ro.seed = job.seed;
-            e->runner = std::make_unique<measure::LocalRunner>(ro);
-        }
-        e->writer = std::make_unique<record::RecordWriter>(job.logPath.toStdString(), record::RecordWriter::Mode::Append);
-        e->measurer = std::make_unique<tuning::LoweringMeasurer>(lowerer, *e->builder, *e->runner, e->writer.get(),
-                                                                 e->targetString);
-        e->tuner = std::make_unique<tuning::NetworkTuner>(std::move(tasks), to, lowerer, *e->measurer);
         e->tuner->addObserver(e.get());
         e->tuner->addSchedulerCallback(e.get());
         const int n = int(e->tuner->tasks().size());
         e->totalTrials = job.trials > 0 ? job.trials : 64 * n;
         m_engine = std::move(e);
 
+        Q_EMIT logMessage(tr("Runner: %1").arg(adapter::qstr(m_engine->engine->runnerSummary())));
         Q_EMIT logMessage(tr("%n task(s) extracted; budget %1 trials, log %2", nullptr, n)
                               .arg(m_engine->totalTrials)
                               .arg(job.logPath));
-        if (job.resume) {
-            const tuning::ResumeStats rs = m_engine->tuner->resume(job.logPath.toStdString());
+        if (const auto& resumed = m_engine->engine->resumeStats()) {
+            const tuning::ResumeStats& rs = *resumed;
             Q_EMIT logMessage(tr("Resumed from %1: %2 records, %3 of this network, %4 replayed, %5 unreadable lines")
                                   .arg(job.logPath)
                                   .arg(rs.records)
@@ -333,7 +238,7 @@ void TuningWorker::finish() {
                                  ? tr("Tuning stopped: %1 trials (%2 failed) in %3 s, log %4")
                                  : tr("Tuning finished: %1 trials (%2 failed) in %3 s, log %4");
     Q_EMIT finished(headline.arg(ts.totalTrials())
-                        .arg(e.measurer->failed())
+                        .arg(e.engine->measurer().failed())
                         .arg(ts.elapsedSeconds(), 0, 'f', 0)
                         .arg(e.job.logPath) +
                     QLatin1Char('\n') + adapter::qstr(table));

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The worker half of the session bridge (STYLE.md §3.3): a QObject moved to the thread
-// "TuningSession worker" that owns every engine object of a job (tasks, builder, runner, measurer,
-// tuner) and drives NetworkTuner::step() one round per event-loop turn, so queued commands (pause,
-// stop, shutdown) are seen between rounds. Internal to the session library.
+// "TuningSession worker" that owns every engine object of a job (tuning::buildTuner: tasks,
+// builder, runner, measurer, tuner) and drives NetworkTuner::step() one round per event-loop
+// turn, so queued commands (pause, stop, shutdown) are seen between rounds. Internal to the
+// session library.
 
 #include <QObject>
 

@@ -7,8 +7,9 @@
 // What it measures. For each task (zoo: resnet-18 NHWC B1 conv2d 3x3 56x56x64->64 + bias + relu,
 // the mobilenet NHWC B1 depthwise conv task with the most FLOPs, resnet-18 dense_add 512->1000), each
 // cost model (xgb, random) and each seed (0, 1, 2), the task alone is tuned for N trials (default
-// 300) at 64 measures per round through the CLI's engine path (NetworkTuner over a one-task vector,
-// SketchPolicy, LoweringMeasurer = LocalBuilder + sandboxed LocalRunner, repeat 1, min_repeat_ms
+// 300) at 64 measures per round through the CLI's engine path (tuning::buildTuner on a job naming
+// the network and the task's index, as `tunebench-cli tune --tasks I`: NetworkTuner over one task,
+// SketchPolicy, ProgramMeasurer = LocalBuilder + sandboxed LocalRunner, repeat 1, min_repeat_ms
 // 100). Every record goes to OUT/<task>_<model>_s<seed>.json (TVM v0.6 lines). Runs of one seed are
 // interleaved (xgb then random) so that load drift on this shared machine hits both models alike.
 //   - best latency after N trials: the best mean cost among the first N measured candidates in
@@ -51,31 +52,25 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
-#include "engine/codegen/target.h"
 #include "engine/cost_model/xgb_model.h"
 #include "engine/graph/task_extraction.h"
 #include "engine/graph/zoo.h"
 #include "engine/lower/lower_state.h"
-#include "engine/measure/builder.h"
-#include "engine/measure/local_runner.h"
 #include "engine/record/record_io.h"
 #include "engine/schedule/infer_bound.h"
 #include "engine/schedule/transform_step.h"
 #include "engine/support/error.h"
-#include "engine/tuning/network_tuner.h"
-#include "engine/tuning/program_measurer.h"
+#include "engine/tuning/tuning_job.h"
 
 using namespace tb;
 
 namespace {
-
-template <class T>
-constexpr bool hasSeedDefaultSchedule = requires(T& t) { t.seedDefaultSchedule; };
 
 std::vector<std::string> splitList(const std::string& s) {
     std::vector<std::string> out;
@@ -185,8 +180,6 @@ Options parseArgs(int argc, char** argv) {
         if (!seedsSet) o.seeds = {0};
     }
     if (o.tasks.empty() || o.models.empty() || o.seeds.empty()) usage("empty --tasks, --models or --seeds");
-    if (o.seedDefaultSchedule && !hasSeedDefaultSchedule<tuning::TuneOptions>)
-        usage("--seed-default-schedule: this engine's TuneOptions has no seedDefaultSchedule");
     return o;
 }
 
@@ -199,6 +192,7 @@ bool hasStage(const te::ComputeDAG& dag, const std::string& name) {
 struct BenchTask {
     std::string name;  ///< short name (file names, table)
     std::string network;
+    int index = 0;     ///< in the network's extraction order (the job's task ID)
     graph::ExtractedTask task;
 };
 
@@ -215,22 +209,32 @@ public:
     }
 
     BenchTask find(const std::string& spec) {
+        auto pick = [&](const std::string& net, auto pred) -> std::optional<BenchTask> {
+            const auto& ts = tasks(net);
+            for (size_t i = 0; i < ts.size(); ++i)
+                if (pred(ts[i])) return BenchTask{spec, net, int(i), ts[i]};
+            return std::nullopt;
+        };
         if (spec == "conv") {
-            for (const auto& t : tasks("resnet-18"))
-                if (t.desc == "vm_mod_fused_nn_conv2d_add_nn_relu" && t.flop == 231612416.0) return {spec, "resnet-18", t};
+            if (auto b = pick("resnet-18", [](const graph::ExtractedTask& t) {
+                    return t.desc == "vm_mod_fused_nn_conv2d_add_nn_relu" && t.flop == 231612416.0;
+                }))
+                return *b;
             TB_USER_ERROR() << "resnet-18 has no conv2d_add_nn_relu task of 231612416 FLOPs";
         }
         if (spec == "dwconv") {
-            const graph::ExtractedTask* best = nullptr;
+            double most = -1;
             for (const auto& t : tasks("mobilenet"))
-                if (hasStage(t.dag, "DepthwiseConv2d") && (!best || t.flop > best->flop)) best = &t;
-            TB_USER_CHECK(best) << "mobilenet has no depthwise task";
-            return {spec, "mobilenet", *best};
+                if (hasStage(t.dag, "DepthwiseConv2d")) most = std::max(most, t.flop);
+            if (auto b = pick("mobilenet", [&](const graph::ExtractedTask& t) { return hasStage(t.dag, "DepthwiseConv2d") && t.flop == most; }))
+                return *b;
+            TB_USER_ERROR() << "mobilenet has no depthwise task";
         }
         if (spec == "dense") {
-            for (const auto& t : tasks("resnet-18"))
-                if (t.desc == "vm_mod_fused_nn_dense_add" && t.dag.outputs().front().shape().back() == 1000)
-                    return {spec, "resnet-18", t};
+            if (auto b = pick("resnet-18", [](const graph::ExtractedTask& t) {
+                    return t.desc == "vm_mod_fused_nn_dense_add" && t.dag.outputs().front().shape().back() == 1000;
+                }))
+                return *b;
             TB_USER_ERROR() << "resnet-18 has no dense_add task with 1000 outputs";
         }
         size_t colon = spec.rfind(':');
@@ -240,8 +244,7 @@ public:
         int idx = std::atoi(spec.c_str() + colon + 1);
         const auto& ts = tasks(net);
         TB_USER_CHECK(idx >= 0 && idx < int(ts.size())) << spec << ": index out of range 0.." << ts.size() - 1;
-        std::string name = net + "_" + std::to_string(idx);
-        return {name, net, ts[size_t(idx)]};
+        return {net + "_" + std::to_string(idx), net, idx, ts[size_t(idx)]};
     }
 
 private:
@@ -271,16 +274,22 @@ struct Run {
     int failed = 0;
 };
 
+/// `state` (of any instance of the task's DAG) replayed on `dag`: every buildTuner extracts its own
+/// DAG, and a state lowers only on the DAG it was made on.
+State onDag(const te::ComputeDAG& dag, const State& state) { return inferBound(replaySteps(dag, state.transformSteps())); }
+
+/// Keeps a run's trials, with states replayed on the bench task's DAG (so states of all runs of
+/// a task can be compared, trained on and re-timed together).
 class Collector : public tuning::TuneObserver {
 public:
-    explicit Collector(Run& run, const std::string& label) : m_run(run), m_label(label) {}
+    Collector(Run& run, const std::string& label, const te::ComputeDAG& dag) : m_run(run), m_label(label), m_dag(dag) {}
     void onTrials(const std::vector<tuning::MeasuredTrial>& trials) override {
         ++m_round;
         int ok = 0;
         double best = 1e10;
         for (const auto& t : trials) {
             Trial r;
-            r.state = t.state;
+            r.state = onDag(m_dag, t.state);
             r.valid = t.outcome.errorNo == 0;
             r.cost = r.valid ? t.outcome.meanCost() : 1e10;
             r.predicted = t.predicted;
@@ -298,70 +307,61 @@ public:
 private:
     Run& m_run;
     std::string m_label;
+    const te::ComputeDAG& m_dag;
     int m_round = 0;
     double m_bestSoFar = 1e10;
     std::chrono::steady_clock::time_point m_t0 = std::chrono::steady_clock::now();
 };
 
 struct Env {
-    codegen::Target target;
-    std::string targetString;
-    measure::HardwareParams hw;
+    tuning::ResolvedTarget target;  ///< this CPU, as `tunebench-cli tune` without --target
+    HardwareParams hw;
     lower::StateLowerer lowerer;
 };
 
+/// The search task of `e` for the held-out cost-model check (the tuner builds its own).
 search::SearchTask makeSearchTask(const Env& env, const graph::ExtractedTask& e) {
     search::SearchTask t;
     t.dag = std::make_shared<te::ComputeDAG>(e.dag);
     t.workloadKey = e.workloadKey;
     t.desc = e.desc;
-    t.target = env.targetString;
-    const auto& hw = env.hw;
-    t.hardware = {hw.numCores, hw.vectorUnitBytes, hw.cacheLineBytes, hw.maxSharedMemoryPerBlock,
-                  hw.maxLocalMemoryPerBlock, hw.maxThreadsPerBlock, hw.maxVthreadExtent, hw.warpSize};
+    t.target = env.target.recordString;
+    t.hardware = env.hw;
     return t;
 }
 
-// NetworkTuner's default-schedule seed (TuneOptions::seedDefaultSchedule, not in TVM) is newer
-// than this benchmark: set it where the engine has it. Off by default here, so that both models
-// start from the same pure Ansor search.
-template <class T>
-void setSeedDefaultSchedule(T& to, bool on) {
-    if constexpr (hasSeedDefaultSchedule<T>) to.seedDefaultSchedule = on;
+/// The job `tunebench-cli tune --network NET --tasks INDEX` runs for one bench task, with the CLI's
+/// runner defaults (repeat 1, min_repeat_ms 100) and no estimated-latency file.
+tuning::TuningJob benchJob(const BenchTask& bt) {
+    tuning::TuningJob job;
+    job.network.zooName = bt.network;
+    job.taskIds = {bt.index};
+    job.latencyLogPath.clear();
+    return job;
 }
 
 /// Tunes one task with one model and seed, as `tunebench-cli tune` does.
-Run tuneOne(const Env& env, const BenchTask& bt, const std::string& model, uint64_t seed, const Options& o) {
+Run tuneOne(const BenchTask& bt, const std::string& model, uint64_t seed, const Options& o) {
     Run run;
     run.model = model;
     run.seed = seed;
-    tuning::NetworkTask nt;
-    nt.task = makeSearchTask(env, bt.task);
-    nt.weight = bt.task.weight;
-    tuning::TuneOptions to;
-    to.trials = o.trials;
-    to.perRound = o.perRound;
-    to.seed = seed;
-    to.costModel = model;
-    setSeedDefaultSchedule(to, o.seedDefaultSchedule);
-
-    measure::LocalBuilder builder(env.target);
-    measure::RunnerOptions ro;  // the CLI's defaults: repeat 1, min_repeat_ms 100
-    ro.repeat = 1;
-    ro.minRepeatMs = 100;
-    ro.seed = seed;
-    measure::LocalRunner runner(ro);
-    const std::string logPath = o.out + "/" + bt.name + "_" + model + "_s" + std::to_string(seed) + ".json";
-    record::RecordWriter writer(logPath, record::RecordWriter::Mode::Truncate);
-    tuning::LoweringMeasurer measurer(env.lowerer, builder, runner, &writer, env.targetString);
-    tuning::NetworkTuner tuner({nt}, to, env.lowerer, measurer);
+    tuning::TuningJob job = benchJob(bt);
+    job.search.trials = o.trials;
+    job.search.perRound = o.perRound;
+    job.search.seed = seed;
+    job.search.costModel = model;
+    // Off by default here, so that both models start from the same pure Ansor search.
+    job.search.seedDefaultSchedule = o.seedDefaultSchedule;
+    job.logPath = o.out + "/" + bt.name + "_" + model + "_s" + std::to_string(seed) + ".json";
+    std::filesystem::remove(job.logPath);  // a fresh log per run (the tuner appends)
+    const auto tuner = tuning::buildTuner(job);
     const std::string label = bt.name + " " + model + " s" + std::to_string(seed);
-    Collector collector(run, label);
-    tuner.addObserver(&collector);
+    Collector collector(run, label, bt.task.dag);
+    tuner->network().addObserver(&collector);
     auto t0 = std::chrono::steady_clock::now();
-    tuner.tune();
+    tuner->network().tune();
     run.wallS = seconds(t0);
-    run.failed = measurer.failed();
+    run.failed = tuner->measurer().failed();
 
     double best = 1e10;
     for (size_t i = 0; i < run.trials.size(); ++i) {
@@ -378,26 +378,25 @@ Run tuneOne(const Env& env, const BenchTask& bt, const std::string& model, uint6
     run.bestAtN = best;
     std::fprintf(stdout, "%s: %zu measured (%d failed) in %.0f s, best after %d trials %s ms (%.2f GFLOPS), log %s\n",
                  label.c_str(), run.trials.size(), run.failed, run.wallS, o.trials, ms(run.bestAtN).c_str(),
-                 run.bestAtN < 1e9 ? bt.task.flop / run.bestAtN / 1e9 : 0.0, logPath.c_str());
+                 run.bestAtN < 1e9 ? bt.task.flop / run.bestAtN / 1e9 : 0.0, job.logPath.c_str());
     std::fflush(stdout);
     return run;
 }
 
 /// Builds and times `states` of `task` in one batch (TVM timer semantics, `repeat` rounds of at
 /// least 100 ms each), so states timed together see the same machine load.
-std::vector<search::MeasureOutcome> timeStates(const Env& env, const graph::ExtractedTask& task,
-                                               const std::vector<State>& states, int repeat) {
-    measure::LocalBuilder builder(env.target);
-    measure::RunnerOptions ro;
-    ro.repeat = repeat;
-    ro.minRepeatMs = 100;
-    measure::LocalRunner runner(ro);
-    tuning::LoweringMeasurer measurer(env.lowerer, builder, runner, nullptr, env.targetString);
-    return measurer.measure(makeSearchTask(env, task), states);
+std::vector<search::MeasureOutcome> timeStates(const BenchTask& bt, const std::vector<State>& states, int repeat) {
+    tuning::TuningJob job = benchJob(bt);
+    job.runner.repeat = repeat;  // no log: these timings are not records
+    const auto tuner = tuning::buildTuner(job);
+    const search::SearchTask& task = tuner->network().tasks().front().task;
+    std::vector<State> own;
+    for (const State& st : states) own.push_back(onDag(*task.dag, st));
+    return tuner->measurer().measure(task, own);
 }
 
 /// Re-times the best state of every run in one batch (repeat 5), at the same moment.
-void remeasureBest(const Env& env, const BenchTask& bt, std::vector<Run>& runs) {
+void remeasureBest(const BenchTask& bt, std::vector<Run>& runs) {
     std::vector<State> states;
     std::vector<size_t> idx;
     for (size_t i = 0; i < runs.size(); ++i)
@@ -406,7 +405,7 @@ void remeasureBest(const Env& env, const BenchTask& bt, std::vector<Run>& runs) 
             idx.push_back(i);
         }
     if (states.empty()) return;
-    auto res = timeStates(env, bt.task, states, 5);
+    auto res = timeStates(bt, states, 5);
     for (size_t k = 0; k < res.size(); ++k)
         if (res[k].errorNo == 0) runs[idx[k]].remeasured = res[k].meanCost();
 }
@@ -520,7 +519,7 @@ double inSearchAccuracy(const Run& r, long long* pairs) {
 /// passes; each pass times the states of all runs of the task in one batch, in an order rotated
 /// from pass to pass, so load drift hits every run alike. A state's latency is the median over the
 /// passes; a run's is the best of its K states. Prints the same table as the experiment.
-void remeasureLogs(const Env& env, const std::vector<BenchTask>& tasks, const Options& o) {
+void remeasureLogs(const std::vector<BenchTask>& tasks, const Options& o) {
     std::printf("\n==== re-measured: best of each run's top %d states (median of %d passes, repeat 3), ms ====\n",
                 o.remeasure, o.passes);
     std::printf("%-8s %-7s", "task", "model");
@@ -559,7 +558,7 @@ void remeasureLogs(const Env& env, const std::vector<BenchTask>& tasks, const Op
             for (size_t i = 0; i < order.size(); ++i) order[i] = (i + size_t(p) * cands.size() / size_t(o.passes)) % cands.size();
             std::vector<State> states;
             for (size_t i : order) states.push_back(cands[i].state);
-            auto res = timeStates(env, bt.task, states, 3);
+            auto res = timeStates(bt, states, 3);
             for (size_t k = 0; k < res.size(); ++k)
                 cands[order[k]].costs.push_back(res[k].errorNo == 0 ? res[k].meanCost() : 1e10);
         }
@@ -600,13 +599,12 @@ int main(int argc, char** argv) {
     Options o = parseArgs(argc, argv);
     auto tStart = std::chrono::steady_clock::now();
     Env env;
-    env.target = codegen::Target::host();
-    env.targetString = "llvm -keys=cpu -mcpu=" + env.target.mcpu;
-    env.hw = measure::HardwareParams::forTarget(env.target);
+    env.target = tuning::resolveTarget("");
+    env.hw = measure::defaultHardwareParams(env.target.target);
     env.lowerer = [](const search::SearchTask& t, const State& s) { return lower::lowerState(*t.dag, s); };
 
     try {
-        Zoo zoo(env.targetString);
+        Zoo zoo(env.target.recordString);
         if (o.list) {
             for (const char* net : {"resnet-18", "mobilenet"}) {
                 const auto& ts = zoo.tasks(net);
@@ -619,7 +617,7 @@ int main(int argc, char** argv) {
         std::vector<BenchTask> tasks;
         for (const auto& spec : o.tasks) tasks.push_back(zoo.find(spec));
         if (o.remeasure > 0) {
-            remeasureLogs(env, tasks, o);
+            remeasureLogs(tasks, o);
             std::printf("\nTotal wall time %.1f min\n", seconds(tStart) / 60);
             return 0;
         }
@@ -630,7 +628,7 @@ int main(int argc, char** argv) {
         std::printf("bench_cost_model: %zu task(s), models", tasks.size());
         for (const auto& m : o.models) std::printf(" %s", m.c_str());
         std::printf(", seeds %s, %d trials, %d per round, target %s (%d cores), default-schedule seed %s, out %s\n",
-                    seedsStr.c_str(), o.trials, o.perRound, env.targetString.c_str(), env.hw.numCores,
+                    seedsStr.c_str(), o.trials, o.perRound, env.target.recordString.c_str(), env.hw.numCores,
                     o.seedDefaultSchedule ? "on" : "off", o.out.c_str());
         for (const auto& bt : tasks) {
             const auto& out = bt.task.dag.outputs().front().shape();
@@ -645,8 +643,8 @@ int main(int argc, char** argv) {
         std::vector<AccuracyReport> acc(tasks.size());
         for (size_t ti = 0; ti < tasks.size(); ++ti) {
             for (uint64_t seed : o.seeds)
-                for (const auto& m : o.models) results[ti].push_back(tuneOne(env, tasks[ti], m, seed, o));
-            remeasureBest(env, tasks[ti], results[ti]);
+                for (const auto& m : o.models) results[ti].push_back(tuneOne(tasks[ti], m, seed, o));
+            remeasureBest(tasks[ti], results[ti]);
             acc[ti] = heldOutAccuracy(env, tasks[ti], results[ti], o.seeds);
         }
 

@@ -3,7 +3,8 @@
 
 #include <chrono>
 #include <numeric>
-#include <thread>
+
+#include "engine/support/error.h"
 
 namespace tb::measure {
 
@@ -27,12 +28,9 @@ double MeasureResult::meanCost() const {
     return std::accumulate(costs.begin(), costs.end(), 0.0) / double(costs.size());
 }
 
-HardwareParams HardwareParams::forTarget(const codegen::Target& target) {
-    HardwareParams p;
-    p.numCores = target.numCores > 0 ? target.numCores : std::max(1, int(std::thread::hardware_concurrency()));
-    p.vectorUnitBytes = target.vectorBits() / 8;
-    p.cacheLineBytes = 64;
-    return p;
+HardwareParams defaultHardwareParams(const codegen::Target& target) {
+    TB_USER_CHECK(target.kind == "llvm") << "no default hardware parameters for target kind '" << target.kind << "'";
+    return HardwareParams::cpu(target.numCores, target.vectorBits() / 8);
 }
 
 double nowTimestamp() {

@@ -27,6 +27,7 @@
 #include "engine/codegen/codegen_llvm.h"
 #include "engine/codegen/target.h"
 #include "engine/lower/loop_ir.h"
+#include "engine/support/hardware_params.h"
 
 namespace tb::measure {
 
@@ -92,21 +93,14 @@ struct MeasureResult {
     bool ok() const { return errorNo == MeasureErrorNo::NoError; }
 };
 
-/// Hardware facts the search uses (TVM HardwareParams, search_task.h).
-struct HardwareParams {
-    int numCores = 1;
-    int vectorUnitBytes = 64;
-    int cacheLineBytes = 64;
-    int maxSharedMemoryPerBlock = 0;
-    int maxLocalMemoryPerBlock = 0;
-    int maxThreadsPerBlock = 0;
-    int maxVthreadExtent = 0;
-    int warpSize = 0;
-
-    /// CPU defaults for a target: numCores = -num-cores or this machine's hardware threads,
-    /// vectorUnitBytes = Target::vectorBits()/8, cacheLineBytes = 64 (TVM's GetDefaultHardwareParams).
-    static HardwareParams forTarget(const codegen::Target& target);
-};
+/// The hardware parameters a task for `target` is tuned with when the user gives none (TVM
+/// `HardwareParamsNode::GetDefaultHardwareParams`, search_task.cc; the table in
+/// support/hardware_params.h). For CPU (llvm) targets: numCores = -num-cores or this machine's
+/// hardware threads, vectorUnitBytes = Target::vectorBits()/8 (64 with AVX-512, 32 with AVX2, 16
+/// for NEON; TVM writes 64 for every CPU), cacheLineBytes = 64, the GPU fields 0. Throws
+/// tb::UserError for a target kind without defaults (CUDA and OpenCL will query their device and
+/// use HardwareParams::gpu / ::mali).
+HardwareParams defaultHardwareParams(const codegen::Target& target);
 
 /// Compiles batches of candidates (TVM ProgramBuilder).
 class ProgramBuilder {

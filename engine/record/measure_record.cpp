@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engine/record/measure_record.h"
 
+#include <climits>
 #include <cmath>
 #include <limits>
 
@@ -61,8 +62,12 @@ RecordTask parseTask(const json& t) {
     if (n >= 3) {
         const json& hw = arrayOf(t[2], "the hardware params (i[0][2])");
         TB_USER_CHECK(hw.size() == 8) << "the hardware params (i[0][2]) have " << hw.size() << " values, not 8";
-        std::int64_t v[8];
-        for (size_t k = 0; k < 8; ++k) v[k] = integerOf(hw[k], "a hardware parameter");
+        int v[8];
+        for (size_t k = 0; k < 8; ++k) {
+            const std::int64_t x = integerOf(hw[k], "a hardware parameter");
+            TB_USER_CHECK(x >= INT_MIN && x <= INT_MAX) << "the hardware parameter " << x << " does not fit TVM's int";
+            v[k] = int(x);
+        }
         task.hardwareParams = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
     }
     if (n >= 5) {
@@ -84,8 +89,8 @@ void appendTask(std::string& out, const RecordTask& t) {
     appendJsonString(out, t.target, JsonStyle::Tvm);
     if (t.arity >= 3) {
         const auto& h = t.hardwareParams;
-        const std::int64_t v[8] = {h.numCores, h.vectorUnitBytes, h.cacheLineBytes, h.maxSharedMemoryPerBlock,
-                                   h.maxLocalMemoryPerBlock, h.maxThreadsPerBlock, h.maxVthreadExtent, h.warpSize};
+        const int v[8] = {h.numCores, h.vectorUnitBytes, h.cacheLineBytes, h.maxSharedMemoryPerBlock,
+                          h.maxLocalMemoryPerBlock, h.maxThreadsPerBlock, h.maxVthreadExtent, h.warpSize};
         out += ", [";
         for (int k = 0; k < 8; ++k) {
             if (k) out += ", ";

@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/record/workload_key.h"
+#include "engine/support/hardware_params.h"
 
 namespace tb::record {
 
@@ -38,24 +39,12 @@ inline constexpr const char* kAutoSchedulerLogVersion = "v0.6";
 /// 6 BUILD_TIMEOUT, 7 RUN_TIMEOUT, 8 UNKNOWN_ERROR. Other numbers give "ERROR_<n>".
 std::string measureErrorName(int errorNo);
 
-/// auto_scheduler HardwareParams, in the order of the record's 8-element array.
-struct HardwareParams {
-    std::int64_t numCores = 0;
-    std::int64_t vectorUnitBytes = 0;
-    std::int64_t cacheLineBytes = 0;
-    std::int64_t maxSharedMemoryPerBlock = 0;
-    std::int64_t maxLocalMemoryPerBlock = 0;  ///< "max_registers_per_block" before TVM 0.8
-    std::int64_t maxThreadsPerBlock = 0;
-    std::int64_t maxVthreadExtent = 0;
-    std::int64_t warpSize = 0;
-    friend bool operator==(const HardwareParams&, const HardwareParams&) = default;
-};
-
 /// The task tuple `i[0]`. Which of the optional tail fields a line carried is kept in `arity`.
 struct RecordTask {
     std::string workloadKey;          ///< the JSON string, as written (see WorkloadKey)
     std::string target;               ///< e.g. "llvm -keys=cpu -link-params=0"
-    HardwareParams hardwareParams;    ///< meaningful when arity >= 3
+    /// `i[0][2]` in TVM's record order; meaningful when arity >= 3 (all zero when the line had none).
+    HardwareParams hardwareParams{0, 0, 0, 0, 0, 0, 0, 0};
     std::string targetHost;           ///< "" = none; meaningful when arity >= 5
     int layoutRewriteOption = 0;      ///< 0 NoRewrite, 1 InsertTransformStage, 2 RewriteForPreTransformed
     std::vector<std::string> taskInputNames;  ///< meaningful when arity == 6

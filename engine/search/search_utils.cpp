@@ -3,17 +3,10 @@
 
 #include <algorithm>
 #include <functional>
-#include <thread>
 
 #include "engine/support/error.h"
 
 namespace tb::search {
-
-HardwareParams HardwareParams::hostDefaults() {
-    HardwareParams p;
-    p.numCores = std::max(1u, std::thread::hardware_concurrency());
-    return p;
-}
 
 const te::ComputeDAG& currentDag(const SearchTask& task, const State& state) {
     if (state->currentComputeDag) return *state->currentComputeDag;

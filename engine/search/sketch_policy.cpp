@@ -644,7 +644,7 @@ std::vector<PickedState> SketchPolicy::searchOneRoundImpl(int numMeasures) {
     return picked;
 }
 
-std::vector<std::pair<PickedState, MeasureOutcome>> SketchPolicy::continueSearchOneRound(int numMeasures, ProgramMeasurer& measurer) {
+std::vector<std::pair<PickedState, MeasureOutcome>> SketchPolicy::continueSearchOneRound(int numMeasures, Measurer& measurer) {
     std::vector<PickedState> picked = searchOneRound(numMeasures);
     for (int retry = 0; picked.empty() && retry < m_params.retrySearchOneRoundOnEmpty; ++retry)
         picked = searchOneRound(numMeasures);

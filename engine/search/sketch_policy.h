@@ -34,11 +34,12 @@ struct MeasureOutcome {
     double meanCost() const;
 };
 
-/// Builds and runs candidate states of a task (the ProgramMeasurer). Implemented over the real
-/// builder/runner by tuning/; tests use fakes.
-class ProgramMeasurer {
+/// What the search needs of a measurer: build and run candidate states of a task, one outcome per
+/// state in order. tuning::ProgramMeasurer (TVM's ProgramMeasurer: builder + runner + records)
+/// implements it; tests use fakes.
+class Measurer {
 public:
-    virtual ~ProgramMeasurer() = default;
+    virtual ~Measurer() = default;
     virtual std::vector<MeasureOutcome> measure(const SearchTask& task, const std::vector<State>& states) = 0;
 };
 
@@ -81,7 +82,7 @@ public:
     /// One search round (TVM ContinueSearchOneRound): picks up to numMeasures new states, measures
     /// them with `measurer`, records them as measured and trains the model. Returns the measured
     /// states with their outcomes (empty when the space is exhausted).
-    std::vector<std::pair<PickedState, MeasureOutcome>> continueSearchOneRound(int numMeasures, ProgramMeasurer& measurer);
+    std::vector<std::pair<PickedState, MeasureOutcome>> continueSearchOneRound(int numMeasures, Measurer& measurer);
 
     /// The search half of a round (no measurement): the states a round would measure.
     std::vector<PickedState> searchOneRound(int numMeasures);

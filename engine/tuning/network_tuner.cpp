@@ -30,7 +30,7 @@ private:
 };
 
 NetworkTuner::NetworkTuner(std::vector<NetworkTask> tasks, TuneOptions options, lower::StateLowerer lowerer,
-                           search::ProgramMeasurer& measurer)
+                           search::Measurer& measurer)
     : m_tasks(std::move(tasks)), m_options(std::move(options)), m_measurer(measurer) {
     TB_USER_CHECK(!m_tasks.empty()) << "the network has no search task to tune";
     const int n = int(m_tasks.size());

@@ -73,7 +73,7 @@ public:
     /// `lowerer` lowers states for the XGBoost model's features; `measurer` builds and times
     /// candidates (and writes records). Both must outlive the tuner.
     NetworkTuner(std::vector<NetworkTask> tasks, TuneOptions options, lower::StateLowerer lowerer,
-                 search::ProgramMeasurer& measurer);
+                 search::Measurer& measurer);
     ~NetworkTuner();
 
     /// Reads a log (before the first step): restores counts and best costs, preloads measured states
@@ -104,7 +104,7 @@ private:
     std::vector<NetworkTask> m_tasks;
     TuneOptions m_options;
     std::shared_ptr<cost_model::CostModel> m_model;
-    search::ProgramMeasurer& m_measurer;
+    search::Measurer& m_measurer;
     std::vector<search::SketchPolicy*> m_policies;  // owned by the scheduler's tuners
     std::unique_ptr<TaskScheduler> m_scheduler;
     std::vector<TuneObserver*> m_observers;

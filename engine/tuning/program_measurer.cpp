@@ -8,8 +8,8 @@
 
 namespace tb::tuning {
 
-LoweringMeasurer::LoweringMeasurer(lower::StateLowerer lowerer, measure::ProgramBuilder& builder,
-                                   measure::ProgramRunner& runner, record::RecordWriter* writer, std::string targetString)
+ProgramMeasurer::ProgramMeasurer(lower::StateLowerer lowerer, measure::ProgramBuilder& builder,
+                                 measure::ProgramRunner& runner, record::RecordWriter* writer, std::string targetString)
     : m_lowerer(std::move(lowerer)), m_builder(builder), m_runner(runner), m_writer(writer),
       m_target(std::move(targetString)) {}
 
@@ -18,9 +18,7 @@ record::MeasureRecord makeRecord(const search::SearchTask& task, const std::stri
     record::MeasureRecord r;
     r.task.workloadKey = task.workloadKey;
     r.task.target = targetString;
-    const auto& h = task.hardware;
-    r.task.hardwareParams = {h.numCores, h.vectorUnitBytes, h.cacheLineBytes, h.maxSharedMemoryPerBlock,
-                             h.maxLocalMemoryPerBlock, h.maxThreadsPerBlock, h.maxVthreadExtent, h.warpSize};
+    r.task.hardwareParams = task.hardware;
     r.task.targetHost = "";
     r.task.layoutRewriteOption = 0;
     r.task.arity = 6;
@@ -34,7 +32,7 @@ record::MeasureRecord makeRecord(const search::SearchTask& task, const std::stri
     return r;
 }
 
-std::vector<search::MeasureOutcome> LoweringMeasurer::measure(const search::SearchTask& task, const std::vector<State>& states) {
+std::vector<search::MeasureOutcome> ProgramMeasurer::measure(const search::SearchTask& task, const std::vector<State>& states) {
     std::vector<measure::MeasureInput> inputs(states.size());
     std::vector<std::string> lowerErrors(states.size());
     for (size_t i = 0; i < states.size(); ++i) {

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file program_measurer.h
-/// \brief The measurer of the search (TVM ProgramMeasurer): lowers candidate states, builds them
-/// with a ProgramBuilder, times them with a ProgramRunner (local sandbox or RPC), and appends one TVM
-/// v0.6 record per candidate to the log, flushed before the next one.
+/// \brief The measurer of the search (TVM `ProgramMeasurer`, auto_scheduler/measure.h: builder +
+/// runner + callbacks): lowers candidate states, builds them with a ProgramBuilder, times them with
+/// a ProgramRunner (local sandbox or RPC), and appends one TVM v0.6 record per candidate to the log
+/// (TVM's RecordToFile callback), flushed before the next one. It implements search::Measurer, the
+/// interface the sketch policy calls.
 ///
 /// Failures are data: a state that cannot be lowered is INSTANTIATION_ERROR, a compile error
 /// COMPILE_HOST, a crash RUNTIME_DEVICE (the sandbox survives), a timeout RUN_TIMEOUT (REFERENCE-TVM
@@ -20,11 +22,11 @@
 
 namespace tb::tuning {
 
-class LoweringMeasurer : public search::ProgramMeasurer {
+class ProgramMeasurer : public search::Measurer {
 public:
     /// `builder`, `runner` and (optional) `writer` must outlive the measurer. `targetString` is
     /// written into records (TVM's canonical target string, e.g. "llvm -keys=cpu -mcpu=znver4").
-    LoweringMeasurer(lower::StateLowerer lowerer, measure::ProgramBuilder& builder, measure::ProgramRunner& runner,
+    ProgramMeasurer(lower::StateLowerer lowerer, measure::ProgramBuilder& builder, measure::ProgramRunner& runner,
                      record::RecordWriter* writer, std::string targetString);
 
     std::vector<search::MeasureOutcome> measure(const search::SearchTask& task, const std::vector<State>& states) override;

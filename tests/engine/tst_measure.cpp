@@ -179,11 +179,13 @@ private Q_SLOTS:
     }
 
     void testHardwareParams() {
-        auto p = measure::HardwareParams::forTarget(codegen::Target::parse("llvm -mcpu=skylake-avx512 -mtriple=x86_64-linux-gnu -num-cores=4"));
-        QCOMPARE(p.numCores, 4);
-        QCOMPARE(p.vectorUnitBytes, 64);
-        QCOMPARE(p.cacheLineBytes, 64);
-        QCOMPARE(measure::HardwareParams::forTarget(codegen::Target::parse("llvm -mtriple=aarch64-linux-gnu")).vectorUnitBytes, 16);
+        auto p = measure::defaultHardwareParams(codegen::Target::parse("llvm -mcpu=skylake-avx512 -mtriple=x86_64-linux-gnu -num-cores=4"));
+        QCOMPARE(p, (HardwareParams{4, 64, 64, 0, 0, 0, 0, 0}));
+        QCOMPARE(measure::defaultHardwareParams(codegen::Target::parse("llvm -mtriple=aarch64-linux-gnu")).vectorUnitBytes, 16);
+        QVERIFY(measure::defaultHardwareParams(codegen::Target::host()).numCores >= 1);
+        // TVM's GPU defaults (search_task.cc): an NVIDIA device's limits, and the fixed Mali ones.
+        QCOMPARE(HardwareParams::gpu(49152, 1024, 32), (HardwareParams{-1, 16, 64, 49152, INT_MAX, 1024, 8, 32}));
+        QCOMPARE(HardwareParams::mali(), (HardwareParams{-1, 16, 64, 32768, INT_MAX, 256, 1, 1}));
     }
 
     void testMissingWorker() {

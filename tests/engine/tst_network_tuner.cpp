@@ -64,7 +64,7 @@ private Q_SLOTS:
         double firstBest[2];
         {
             record::RecordWriter writer(log);
-            tuning::LoweringMeasurer measurer(lowerer, builder, runner, &writer, "llvm -keys=cpu");
+            tuning::ProgramMeasurer measurer(lowerer, builder, runner, &writer, "llvm -keys=cpu");
             tuning::NetworkTuner tuner(tasks(), opt, lowerer, measurer);
             Collector col;
             tuner.addObserver(&col);
@@ -109,7 +109,7 @@ private Q_SLOTS:
         // Resume with a larger budget: counts continue, nothing re-measured.
         opt.trials = 48;
         record::RecordWriter writer(log);
-        tuning::LoweringMeasurer measurer(lowerer, builder, runner, &writer, "llvm -keys=cpu");
+        tuning::ProgramMeasurer measurer(lowerer, builder, runner, &writer, "llvm -keys=cpu");
         tuning::NetworkTuner tuner(tasks(), opt, lowerer, measurer);
         tuning::ResumeStats rs = tuner.resume(log);
         QCOMPARE(rs.records, 32);

@@ -171,7 +171,7 @@ private Q_SLOTS:
         const MeasureRecord& first = log.records.front();
         QCOMPARE(first.task.arity, 6);
         QCOMPARE(first.task.target, std::string("llvm -keys=cpu -link-params=0"));
-        QCOMPARE(first.task.hardwareParams, (HardwareParams{8, 64, 64, 0, 0, 0, 0, 0}));
+        QCOMPARE(first.task.hardwareParams, (tb::HardwareParams{8, 64, 64, 0, 0, 0, 0, 0}));
         QCOMPARE(first.task.layoutRewriteOption, 2);
         QCOMPARE(first.task.targetHost, std::string());
         QVERIFY(first.task.taskInputNames.empty());

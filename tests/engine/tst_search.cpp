@@ -29,7 +29,7 @@ QStringList prefixes(const State& s) {
     return out;
 }
 
-class FakeMeasurer : public search::ProgramMeasurer {
+class FakeMeasurer : public search::Measurer {
 public:
     // Cost falls with the product of the innermost split lengths of the first stage that has
     // splits: a deterministic stand-in for a real machine.

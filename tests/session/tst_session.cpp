@@ -4,6 +4,7 @@
 // arrive in the GUI thread, stop and pause act between rounds, every measurement is in the log,
 // DAG snapshots carry the lowered loop nest, and failures come back as tuningFailed.
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSignalSpy>
@@ -286,10 +287,42 @@ private Q_SLOTS:
         QVERIFY(int(readRecords(log).size()) > first);
     }
 
+    // The session's runner settings go through the worker into the runner it builds: the worker
+    // reports the runner read back from the runner object, and candidates measured with cache
+    // flushing on are valid records.
+    void testRunnerSettingsReachRunner() {
+        QTemporaryDir dir;
+        const QString log = dir.filePath(QStringLiteral("flush.json"));
+        TuningSession s;
+        QSignalSpy messages(&s, &TuningSession::logMessage);
+        QSignalSpy measured(&s, &TuningSession::measurementsAvailable);
+        QSignalSpy finished(&s, &TuningSession::tuningFinished);
+        QSignalSpy failed(&s, &TuningSession::tuningFailed);
+        auto job = smallJob(log, 8, 8);
+        job.cacheFlush = true;
+        job.number = 2;
+        job.repeat = 2;
+        job.minRepeatMs = 2;
+        s.start(job);
+        QVERIFY2(waitFor(finished), qPrintable(failed.isEmpty() ? QStringLiteral("timeout") : failed[0][0].toString()));
+        QString runner;
+        for (const auto& m : messages)
+            if (m[0].toString().startsWith(QStringLiteral("Runner: "))) runner = m[0].toString();
+        QCOMPARE(runner, QStringLiteral("Runner: local sandbox: number 2, repeat 2, min_repeat_ms 2, timeout 10 s, cache flush on"));
+        int ok = 0;
+        for (const auto& a : measured)
+            for (const auto& r : a[0].value<QList<session::MeasureRow>>()) ok += r.errorNo == 0;
+        QVERIFY(ok > 0);
+        // Two repeats: two costs per valid record.
+        for (const auto& r : readRecords(log)) {
+            const auto res = r.value(QStringLiteral("r")).toArray();
+            if (res.at(1).toInt() == 0) QCOMPARE(res.at(0).toArray().size(), 2);
+        }
+    }
+
     // The embedded default's device: an in-process tracker with one sandboxed server of key
     // "local" (TrackerMonitor), measured through the RPC runner.
     void testRpcRunnerOnLocalFleet() {
-        QVERIFY(TuningSession::rpcRunnerAvailable());
         session::TrackerMonitor monitor;
         QSignalSpy started(&monitor, &session::TrackerMonitor::localTrackerStarted);
         QSignalSpy queue(&monitor, &session::TrackerMonitor::queueChanged);

@@ -2,7 +2,8 @@
 // The window offscreen, fed by the real session (mlp, random cost model, sandboxed runner) and a
 // real in-process tracker: the task table fills, the chart plots and exports (CSV) what it was fed,
 // the DAG view draws, the tracker panel lists the local device, the language menu switches to
-// Chinese, the log inspector reads TVM's logs in both formats, the setup panel validates targets.
+// Chinese, the log inspector reads TVM's logs in both formats, the setup panel validates targets and
+// carries every job setting.
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QMenuBar>
@@ -352,6 +353,43 @@ private Q_SLOTS:
         QVERIFY(w.setupWidget()->isValid());
         QVERIFY(w.startButton()->isEnabled());
         QCOMPARE(w.job().target, QStringLiteral("llvm -mcpu=znver4"));
+    }
+
+    // Every setting of a job (= every `tunebench-cli tune` option, tst_tuning_job) has a field in
+    // the setup panel: a job with every field off its default comes back unchanged.
+    void testSetupCarriesEveryOption() {
+        widgets::SetupWidget w({QStringLiteral("mobilenet"), QStringLiteral("mlp")}, [](const QString&) { return QString(); });
+        session::TuningJob j;
+        j.network = QStringLiteral("mlp");
+        j.onnxPath = QStringLiteral("/models/det.onnx");
+        j.shapes = {QStringLiteral("x=1,3,640,640"), QStringLiteral("y=1,2")};
+        j.batch = 4;
+        j.layout = QStringLiteral("NCHW");
+        j.winograd = false;
+        j.target = QStringLiteral("llvm -mcpu=core-avx2");
+        j.trials = 320;
+        j.perRound = 16;
+        j.earlyStopping = 200;
+        j.strategy = QStringLiteral("round-robin");
+        j.seed = 7;
+        j.costModel = QStringLiteral("random");
+        j.seedDefaultSchedule = false;
+        j.taskIds = {2, 5};
+        j.runner = QStringLiteral("rpc");
+        j.trackerHost = QStringLiteral("10.0.0.7");
+        j.trackerPort = 9191;
+        j.deviceKey = QStringLiteral("rasp4b-64");
+        j.number = 7;
+        j.repeat = 5;
+        j.minRepeatMs = 300;
+        j.timeoutS = 2.5;
+        j.cacheFlush = true;
+        j.trackerRetryTimeoutS = 33;
+        j.logPath = QStringLiteral("/nonexistent/r18.json");  // no file: resume is not offered
+        j.latencyLogPath = QStringLiteral("/tmp/latency.tsv");
+        w.setJob(j);
+        QCOMPARE(w.job(), j);
+        QVERIFY(w.isValid());
     }
 };
 

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "app/cli/tune_options.h"
+
+#include "engine/support/error.h"
+
+namespace tb::cli {
+
+namespace {
+
+std::string optionName(const QCommandLineOption& o) { return "--" + o.names().first().toStdString(); }
+
+int intValue(const QCommandLineParser& p, const QCommandLineOption& o, int minValue) {
+    bool ok = false;
+    const int v = p.value(o).toInt(&ok);
+    TB_USER_CHECK(ok && v >= minValue) << optionName(o) << " must be an integer >= " << minValue << ", got '"
+                                       << p.value(o).toStdString() << "'";
+    return v;
+}
+
+QString str(const std::string& s) { return QString::fromStdString(s); }
+
+}  // namespace
+
+QList<QCommandLineOption> TuneCommandLine::options() const {
+    return net.options() + QList<QCommandLineOption>{target, trials, log, resume, strategy, perRound, seed, costModel,
+                                                     early, runner, tracker, key, tsv, number, repeat, minRepeat,
+                                                     timeout, flush, only, noSeed};
+}
+
+tuning::TuningJob TuneCommandLine::job(const QCommandLineParser& p) const {
+    tuning::TuningJob j;
+    j.network = net.source(p);
+    j.target = p.value(target).toStdString();
+
+    TB_USER_CHECK(p.isSet(log)) << "--log FILE is required (every measurement is appended to it)";
+    j.logPath = p.value(log).toStdString();
+    TB_USER_CHECK(!j.logPath.empty()) << "--log needs a file name";
+    j.resume = p.isSet(resume);
+    j.latencyLogPath = p.value(tsv).toStdString();
+
+    auto& s = j.search;
+    s.trials = intValue(p, trials, 0);
+    s.perRound = intValue(p, perRound, 1);
+    s.earlyStopping = intValue(p, early, -1);
+    const std::string strat = p.value(strategy).toStdString();
+    TB_USER_CHECK(strat == "gradient" || strat == "round-robin")
+        << "--strategy must be gradient or round-robin, got '" << strat << "'";
+    s.strategy = strat == "gradient" ? tuning::TaskSchedulerOptions::Strategy::Gradient
+                                     : tuning::TaskSchedulerOptions::Strategy::RoundRobin;
+    bool ok = false;
+    s.seed = p.value(seed).toULongLong(&ok);
+    TB_USER_CHECK(ok) << "--seed must be a non-negative integer, got '" << p.value(seed).toStdString() << "'";
+    s.costModel = p.value(costModel).toStdString();
+    TB_USER_CHECK(s.costModel == "xgb" || s.costModel == "random")
+        << "--cost-model must be xgb or random, got '" << s.costModel << "'";
+    s.seedDefaultSchedule = !p.isSet(noSeed);
+    if (p.isSet(only)) {
+        for (const QString& id : p.value(only).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+            const int k = id.trimmed().toInt(&ok);
+            TB_USER_CHECK(ok && k >= 0) << "--tasks: '" << id.toStdString() << "' is not a task ID";
+            j.taskIds.push_back(k);
+        }
+    }
+
+    auto& r = j.runner;
+    const std::string kind = p.value(runner).toStdString();
+    TB_USER_CHECK(kind == "local" || kind == "rpc") << "--runner must be local or rpc, got '" << kind << "'";
+    r.kind = kind == "rpc" ? tuning::RunnerConfig::Kind::Rpc : tuning::RunnerConfig::Kind::Local;
+    const QStringList hp = p.value(tracker).split(QLatin1Char(':'));
+    TB_USER_CHECK(hp.size() == 2 && !hp[0].isEmpty() && hp[1].toInt() > 0) << "--tracker must be HOST:PORT";
+    r.trackerHost = hp[0].toStdString();
+    r.trackerPort = hp[1].toInt();
+    r.key = p.value(key).toStdString();
+    TB_USER_CHECK(r.kind == tuning::RunnerConfig::Kind::Local || !r.key.empty()) << "--runner rpc needs --key DEVICE_KEY";
+    r.number = intValue(p, number, 1);
+    r.repeat = intValue(p, repeat, 1);
+    r.minRepeatMs = intValue(p, minRepeat, 0);
+    r.timeoutS = p.value(timeout).toDouble(&ok);
+    TB_USER_CHECK(ok && r.timeoutS > 0) << "--timeout must be a positive number of seconds, got '"
+                                        << p.value(timeout).toStdString() << "'";
+    r.enableCpuCacheFlush = p.isSet(flush);
+    return j;
+}
+
+QStringList TuneCommandLine::arguments(const tuning::TuningJob& j) {
+    const tuning::TuningJob d;  // the defaults are left out
+    QStringList a = NetworkOptions::arguments(j.network);
+    if (!j.target.empty()) a << QStringLiteral("--target") << str(j.target);
+
+    const auto& s = j.search;
+    if (s.trials != d.search.trials) a << QStringLiteral("--trials") << QString::number(s.trials);
+    if (s.perRound != d.search.perRound) a << QStringLiteral("--per-round") << QString::number(s.perRound);
+    if (s.earlyStopping != d.search.earlyStopping) a << QStringLiteral("--early-stopping") << QString::number(s.earlyStopping);
+    if (s.strategy == tuning::TaskSchedulerOptions::Strategy::RoundRobin)
+        a << QStringLiteral("--strategy") << QStringLiteral("round-robin");
+    if (s.seed != d.search.seed) a << QStringLiteral("--seed") << QString::number(s.seed);
+    if (s.costModel != d.search.costModel) a << QStringLiteral("--cost-model") << str(s.costModel);
+    if (!s.seedDefaultSchedule) a << QStringLiteral("--no-default-seed");
+    if (!j.taskIds.empty()) {
+        QStringList ids;
+        for (int id : j.taskIds) ids << QString::number(id);
+        a << QStringLiteral("--tasks") << ids.join(QLatin1Char(','));
+    }
+
+    const auto& r = j.runner;
+    if (r.kind == tuning::RunnerConfig::Kind::Rpc) a << QStringLiteral("--runner") << QStringLiteral("rpc");
+    if (r.trackerHost != d.runner.trackerHost || r.trackerPort != d.runner.trackerPort)
+        a << QStringLiteral("--tracker") << QStringLiteral("%1:%2").arg(str(r.trackerHost)).arg(r.trackerPort);
+    if (!r.key.empty()) a << QStringLiteral("--key") << str(r.key);
+    if (r.number != d.runner.number) a << QStringLiteral("--number") << QString::number(r.number);
+    if (r.repeat != d.runner.repeat) a << QStringLiteral("--repeat") << QString::number(r.repeat);
+    if (r.minRepeatMs != d.runner.minRepeatMs) a << QStringLiteral("--min-repeat-ms") << QString::number(r.minRepeatMs);
+    if (r.timeoutS != d.runner.timeoutS) a << QStringLiteral("--timeout") << QString::number(r.timeoutS, 'g', 17);
+    if (r.enableCpuCacheFlush) a << QStringLiteral("--cache-flush");
+
+    a << QStringLiteral("--log") << str(j.logPath);
+    if (j.resume) a << QStringLiteral("--resume");
+    if (j.latencyLogPath != d.latencyLogPath) a << QStringLiteral("--tsv") << str(j.latencyLogPath);
+    return a;
+}
+
+}  // namespace tb::cli

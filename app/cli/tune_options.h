@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// `tunebench-cli tune`'s options and the tuning job they describe (engine/tuning/tuning_job.h), in
+// both directions: job() reads a parsed command line, arguments() writes the command line of a job.
+// The window's session panel sets the same job fields (app/session); tests/session/tst_tuning_job
+// checks that every option survives both round trips.
+
+#include <QCommandLineOption>
+#include <QCommandLineParser>
+#include <QStringList>
+
+#include "app/cli/network_loader.h"
+#include "engine/tuning/tuning_job.h"
+
+namespace tb::cli {
+
+struct TuneCommandLine {
+    NetworkOptions net;
+    QCommandLineOption target{QStringLiteral("target"), QStringLiteral("TVM target string (default: this CPU)."),
+                              QStringLiteral("TARGET")};
+    QCommandLineOption trials{QStringLiteral("trials"), QStringLiteral("Total measured trials (default 64 x tasks)."),
+                              QStringLiteral("N"), QStringLiteral("0")};
+    QCommandLineOption log{QStringLiteral("log"), QStringLiteral("Measure-record log to append to (TVM v0.6 lines)."),
+                           QStringLiteral("FILE")};
+    QCommandLineOption resume{QStringLiteral("resume"), QStringLiteral("Continue from the records already in --log.")};
+    QCommandLineOption strategy{QStringLiteral("strategy"), QStringLiteral("gradient or round-robin (default gradient)."),
+                                QStringLiteral("S"), QStringLiteral("gradient")};
+    QCommandLineOption perRound{QStringLiteral("per-round"), QStringLiteral("Measures per round (default 64)."),
+                                QStringLiteral("N"), QStringLiteral("64")};
+    QCommandLineOption seed{QStringLiteral("seed"), QStringLiteral("Random seed (default 0)."), QStringLiteral("S"),
+                            QStringLiteral("0")};
+    QCommandLineOption costModel{QStringLiteral("cost-model"), QStringLiteral("xgb or random (default xgb)."),
+                                 QStringLiteral("M"), QStringLiteral("xgb")};
+    QCommandLineOption early{QStringLiteral("early-stopping"),
+                             QStringLiteral("Stop after this many trials without improvement (default off)."),
+                             QStringLiteral("N"), QStringLiteral("-1")};
+    QCommandLineOption runner{QStringLiteral("runner"), QStringLiteral("local or rpc (default local)."),
+                              QStringLiteral("R"), QStringLiteral("local")};
+    QCommandLineOption tracker{QStringLiteral("tracker"), QStringLiteral("Tracker HOST:PORT for --runner rpc."),
+                               QStringLiteral("HOST:PORT"), QStringLiteral("127.0.0.1:9190")};
+    QCommandLineOption key{QStringLiteral("key"), QStringLiteral("Device key for --runner rpc."), QStringLiteral("KEY")};
+    QCommandLineOption tsv{QStringLiteral("tsv"),
+                           QStringLiteral("Estimated-latency log (default total_latency.tsv; empty: none)."),
+                           QStringLiteral("FILE"), QStringLiteral("total_latency.tsv")};
+    QCommandLineOption number{QStringLiteral("number"), QStringLiteral("Runner number: runs per measurement (default 3)."),
+                              QStringLiteral("N"), QStringLiteral("3")};
+    QCommandLineOption repeat{QStringLiteral("repeat"), QStringLiteral("Runner repeat (default 1)."), QStringLiteral("N"),
+                              QStringLiteral("1")};
+    QCommandLineOption minRepeat{QStringLiteral("min-repeat-ms"), QStringLiteral("Runner min_repeat_ms (default 100)."),
+                                 QStringLiteral("MS"), QStringLiteral("100")};
+    QCommandLineOption timeout{QStringLiteral("timeout"),
+                               QStringLiteral("Runner timeout per candidate in seconds (default 10)."),
+                               QStringLiteral("S"), QStringLiteral("10")};
+    QCommandLineOption flush{QStringLiteral("cache-flush"),
+                             QStringLiteral("Flush caches before each repeat (TVM enable_cpu_cache_flush).")};
+    QCommandLineOption only{QStringLiteral("tasks"),
+                            QStringLiteral("Tune only these task IDs of the extraction order (comma list, e.g. 2,5)."),
+                            QStringLiteral("IDS")};
+    QCommandLineOption noSeed{QStringLiteral("no-default-seed"),
+                              QStringLiteral("Do not measure each task's default schedule in its first round (pure Ansor).")};
+
+    /// Every option of the command, the network's first.
+    QList<QCommandLineOption> options() const;
+    void addTo(QCommandLineParser& p) const { p.addOptions(options()); }
+    /// The job the parsed options describe. Throws tb::UserError naming the bad option (a missing
+    /// --log, a malformed number, an unknown strategy, cost model or runner, a bad --tracker).
+    tuning::TuningJob job(const QCommandLineParser& p) const;
+    /// The options that describe `job` (without the `tune` command), options at their default left
+    /// out: job(parse(arguments(j))) gives `j` back in every field a `tune` option sets.
+    static QStringList arguments(const tuning::TuningJob& job);
+};
+
+}  // namespace tb::cli

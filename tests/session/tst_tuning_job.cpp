@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: Apache-2.0
+// One description of a tuning job for the CLI, the window and the engine: every `tunebench-cli
+// tune` option lands in its tuning::TuningJob field, survives the way back to a command line, and
+// survives the window's settings (session::TuningJob) in both directions; the job that buildTuner
+// wires hands the runner options (cache flush included) to the runner it builds.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "app/cli/tune_options.h"
+#include "app/session/engineadapter.h"
+#include "engine/measure/local_runner.h"
+#include "engine/measure/rpc_runner.h"
+#include "engine/support/error.h"
+#include "engine/tuning/tuning_job.h"
+
+using namespace tb;
+
+namespace {
+
+// The fields a `tune` option sets, as text, keyed by name.
+QMap<QString, QString> fields(const tuning::TuningJob& j) {
+    auto s = [](const std::string& x) { return QString::fromStdString(x); };
+    auto b = [](bool x) { return x ? QStringLiteral("true") : QStringLiteral("false"); };
+    QStringList shapes, ids;
+    for (const auto& x : j.network.shapes) shapes << s(x);
+    for (int id : j.taskIds) ids << QString::number(id);
+    return {
+        {QStringLiteral("network"), s(j.network.zooName)},
+        {QStringLiteral("onnx"), s(j.network.onnxPath)},
+        {QStringLiteral("shapes"), shapes.join(QLatin1Char(';'))},
+        {QStringLiteral("batch"), QString::number(j.network.batch)},
+        {QStringLiteral("layout"), s(j.network.layout)},
+        {QStringLiteral("winograd"), b(j.network.winograd)},
+        {QStringLiteral("target"), s(j.target)},
+        {QStringLiteral("trials"), QString::number(j.search.trials)},
+        {QStringLiteral("perRound"), QString::number(j.search.perRound)},
+        {QStringLiteral("earlyStopping"), QString::number(j.search.earlyStopping)},
+        {QStringLiteral("strategy"),
+         j.search.strategy == tuning::TaskSchedulerOptions::Strategy::Gradient ? QStringLiteral("gradient")
+                                                                             : QStringLiteral("round-robin")},
+        {QStringLiteral("seed"), QString::number(j.search.seed)},
+        {QStringLiteral("costModel"), s(j.search.costModel)},
+        {QStringLiteral("defaultSeed"), b(j.search.seedDefaultSchedule)},
+        {QStringLiteral("tasks"), ids.join(QLatin1Char(','))},
+        {QStringLiteral("runner"), j.runner.kind == tuning::RunnerConfig::Kind::Rpc ? QStringLiteral("rpc") : QStringLiteral("local")},
+        {QStringLiteral("trackerHost"), s(j.runner.trackerHost)},
+        {QStringLiteral("trackerPort"), QString::number(j.runner.trackerPort)},
+        {QStringLiteral("key"), s(j.runner.key)},
+        {QStringLiteral("number"), QString::number(j.runner.number)},
+        {QStringLiteral("repeat"), QString::number(j.runner.repeat)},
+        {QStringLiteral("minRepeatMs"), QString::number(j.runner.minRepeatMs)},
+        {QStringLiteral("timeoutS"), QString::number(j.runner.timeoutS)},
+        {QStringLiteral("cacheFlush"), b(j.runner.enableCpuCacheFlush)},
+        {QStringLiteral("log"), s(j.logPath)},
+        {QStringLiteral("resume"), b(j.resume)},
+        {QStringLiteral("tsv"), s(j.latencyLogPath)},
+    };
+}
+
+// Parses `tune` arguments (without the command) as the CLI does.
+tuning::TuningJob parse(const QStringList& args, QStringList* seen = nullptr) {
+    cli::TuneCommandLine cl;
+    QCommandLineParser p;
+    cl.addTo(p);
+    if (!p.parse(QStringList{QStringLiteral("tune")} + args)) throw UserError(p.errorText().toStdString());
+    if (seen) *seen += p.optionNames();
+    return cl.job(p);
+}
+
+// The minimal command line; rows add to it (and name the network themselves when they change it).
+QStringList withBase(const QStringList& args) {
+    QStringList a = args;
+    if (!a.contains(QStringLiteral("--network")) && !a.contains(QStringLiteral("--onnx")))
+        a << QStringLiteral("--network") << QStringLiteral("mlp");
+    if (!a.contains(QStringLiteral("--log"))) a << QStringLiteral("--log") << QStringLiteral("base.json");
+    return a;
+}
+
+QStringList g_optionsSeen;  // across the rows of testOptionToJob
+
+}  // namespace
+
+class TestTuningJob : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void testOptionToJob_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QStringList>("changed");  // "field=value" beyond the base job
+        auto row = [](const char* name, QStringList args, QStringList changed) {
+            QTest::addRow("%s", name) << args << changed;
+        };
+        row("base", {}, {});
+        row("--network", {QStringLiteral("--network"), QStringLiteral("resnet-18")}, {QStringLiteral("network=resnet-18")});
+        row("--onnx --shape", {QStringLiteral("--onnx"), QStringLiteral("/m/det.onnx"), QStringLiteral("--shape"),
+                               QStringLiteral("x=1,3,640,640"), QStringLiteral("--shape"), QStringLiteral("y=1,2")},
+            {QStringLiteral("onnx=/m/det.onnx"), QStringLiteral("shapes=x=1,3,640,640;y=1,2"), QStringLiteral("network=mobilenet")});
+        row("--batch", {QStringLiteral("--batch"), QStringLiteral("4")}, {QStringLiteral("batch=4")});
+        row("--layout", {QStringLiteral("--layout"), QStringLiteral("NCHW")}, {QStringLiteral("layout=NCHW")});
+        row("--no-winograd", {QStringLiteral("--no-winograd")}, {QStringLiteral("winograd=false")});
+        row("--target", {QStringLiteral("--target"), QStringLiteral("llvm -mcpu=core-avx2")},
+            {QStringLiteral("target=llvm -mcpu=core-avx2")});
+        row("--trials", {QStringLiteral("--trials"), QStringLiteral("320")}, {QStringLiteral("trials=320")});
+        row("--per-round", {QStringLiteral("--per-round"), QStringLiteral("16")}, {QStringLiteral("perRound=16")});
+        row("--early-stopping", {QStringLiteral("--early-stopping"), QStringLiteral("200")},
+            {QStringLiteral("earlyStopping=200")});
+        row("--strategy", {QStringLiteral("--strategy"), QStringLiteral("round-robin")},
+            {QStringLiteral("strategy=round-robin")});
+        row("--seed", {QStringLiteral("--seed"), QStringLiteral("12345678901")}, {QStringLiteral("seed=12345678901")});
+        row("--cost-model", {QStringLiteral("--cost-model"), QStringLiteral("random")}, {QStringLiteral("costModel=random")});
+        row("--no-default-seed", {QStringLiteral("--no-default-seed")}, {QStringLiteral("defaultSeed=false")});
+        row("--tasks", {QStringLiteral("--tasks"), QStringLiteral("2, 5,0")}, {QStringLiteral("tasks=2,5,0")});
+        row("--runner rpc --tracker --key",
+            {QStringLiteral("--runner"), QStringLiteral("rpc"), QStringLiteral("--tracker"), QStringLiteral("10.0.0.7:9191"),
+             QStringLiteral("--key"), QStringLiteral("rasp4b-64")},
+            {QStringLiteral("runner=rpc"), QStringLiteral("trackerHost=10.0.0.7"), QStringLiteral("trackerPort=9191"),
+             QStringLiteral("key=rasp4b-64")});
+        row("--number", {QStringLiteral("--number"), QStringLiteral("7")}, {QStringLiteral("number=7")});
+        row("--repeat", {QStringLiteral("--repeat"), QStringLiteral("5")}, {QStringLiteral("repeat=5")});
+        row("--min-repeat-ms", {QStringLiteral("--min-repeat-ms"), QStringLiteral("300")}, {QStringLiteral("minRepeatMs=300")});
+        row("--timeout", {QStringLiteral("--timeout"), QStringLiteral("2.5")}, {QStringLiteral("timeoutS=2.5")});
+        row("--cache-flush", {QStringLiteral("--cache-flush")}, {QStringLiteral("cacheFlush=true")});
+        row("--log --resume", {QStringLiteral("--log"), QStringLiteral("/tmp/r18.json"), QStringLiteral("--resume")},
+            {QStringLiteral("log=/tmp/r18.json"), QStringLiteral("resume=true")});
+        row("--tsv", {QStringLiteral("--tsv"), QStringLiteral("/tmp/lat.tsv")}, {QStringLiteral("tsv=/tmp/lat.tsv")});
+        row("--tsv empty", {QStringLiteral("--tsv"), QString()}, {QStringLiteral("tsv=")});
+    }
+    void testOptionToJob() {
+        QFETCH(QStringList, args);
+        QFETCH(QStringList, changed);
+        const tuning::TuningJob job = parse(withBase(args), &g_optionsSeen);
+
+        // The option sets its field and nothing else.
+        QMap<QString, QString> want = fields(parse(withBase({})));
+        for (const QString& c : changed) {
+            const qsizetype eq = c.indexOf(QLatin1Char('='));
+            QVERIFY2(want.contains(c.left(eq)), qPrintable(c));
+            want[c.left(eq)] = c.mid(eq + 1);
+        }
+        QCOMPARE(fields(job), want);
+
+        // Back to a command line and parsed again: the same job.
+        const QStringList back = cli::TuneCommandLine::arguments(job);
+        QCOMPARE(fields(parse(back)), want);
+        QCOMPARE(cli::TuneCommandLine::arguments(parse(back)), back);
+
+        // Through the window's settings and back: the window carries every option.
+        const session::TuningJob window = session::adapter::sessionJob(job);
+        QCOMPARE(fields(session::adapter::engineJob(window)), want);
+        QCOMPARE(session::adapter::sessionJob(session::adapter::engineJob(window)), window);
+    }
+
+    // Runs after the rows above (Qt Test keeps declaration order): each option had a row.
+    void testEveryOptionHasARow() {
+        cli::TuneCommandLine cl;
+        QStringList missing;
+        for (const QCommandLineOption& o : cl.options())
+            if (!g_optionsSeen.contains(o.names().first())) missing << o.names().first();
+        QVERIFY2(missing.isEmpty(), qPrintable(QStringLiteral("no row sets: ") + missing.join(QStringLiteral(", "))));
+    }
+
+    void testBadOptions_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("mentions");
+        QTest::addRow("no log") << QStringList{QStringLiteral("--network"), QStringLiteral("mlp")} << QStringLiteral("--log");
+        QTest::addRow("both networks") << QStringList{QStringLiteral("--onnx"), QStringLiteral("m.onnx")} + withBase({})
+                                       << QStringLiteral("exactly one");
+        QTest::addRow("shape for a zoo network") << withBase({QStringLiteral("--shape"), QStringLiteral("x=1")})
+                                                 << QStringLiteral("--shape");
+        QTest::addRow("trials") << withBase({QStringLiteral("--trials"), QStringLiteral("many")}) << QStringLiteral("--trials");
+        QTest::addRow("number") << withBase({QStringLiteral("--number"), QStringLiteral("0")}) << QStringLiteral("--number");
+        QTest::addRow("min repeat") << withBase({QStringLiteral("--min-repeat-ms"), QStringLiteral("0.5")})
+                                    << QStringLiteral("--min-repeat-ms");
+        QTest::addRow("timeout") << withBase({QStringLiteral("--timeout"), QStringLiteral("0")}) << QStringLiteral("--timeout");
+        QTest::addRow("strategy") << withBase({QStringLiteral("--strategy"), QStringLiteral("greedy")}) << QStringLiteral("greedy");
+        QTest::addRow("cost model") << withBase({QStringLiteral("--cost-model"), QStringLiteral("mlp")})
+                                    << QStringLiteral("--cost-model");
+        QTest::addRow("rpc without key") << withBase({QStringLiteral("--runner"), QStringLiteral("rpc")}) << QStringLiteral("--key");
+        QTest::addRow("tracker") << withBase({QStringLiteral("--tracker"), QStringLiteral("localhost")})
+                                 << QStringLiteral("HOST:PORT");
+        QTest::addRow("tasks") << withBase({QStringLiteral("--tasks"), QStringLiteral("1,x")}) << QStringLiteral("'x'");
+    }
+    void testBadOptions() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, mentions);
+        try {
+            parse(args);
+            QFAIL("no error");
+        } catch (const UserError& e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(mentions), e.what());
+        }
+    }
+
+    // The window's cache-flush setting reaches the runner the job builds, local and remote (the
+    // worker builds its engine exactly so: adapter::engineJob, then tuning::buildTuner).
+    void testCacheFlushReachesRunner_data() {
+        QTest::addColumn<QString>("runner");
+        QTest::addColumn<bool>("flush");
+        QTest::addRow("local, flush") << QStringLiteral("local") << true;
+        QTest::addRow("local, no flush") << QStringLiteral("local") << false;
+        QTest::addRow("rpc, flush") << QStringLiteral("rpc") << true;
+    }
+    void testCacheFlushReachesRunner() {
+        QFETCH(QString, runner);
+        QFETCH(bool, flush);
+        QTemporaryDir dir;
+        session::TuningJob window;
+        window.network = QStringLiteral("mlp");
+        window.runner = runner;
+        window.deviceKey = QStringLiteral("nobody");  // the RPC runner contacts the tracker only when it runs
+        window.cacheFlush = flush;
+        window.number = 2;
+        window.repeat = 4;
+        window.minRepeatMs = 7;
+        window.timeoutS = 3;
+        window.logPath = dir.filePath(QStringLiteral("flush.json"));
+        const auto tuner = tuning::buildTuner(session::adapter::engineJob(window));
+        QVERIFY(!tuner->network().tasks().empty());
+        QCOMPARE(tuner->extractedTasks(), int(tuner->network().tasks().size()));
+        if (runner == QLatin1String("local")) {
+            const auto* r = dynamic_cast<const measure::LocalRunner*>(&tuner->runner());
+            QVERIFY(r);
+            QCOMPARE(r->options().enableCpuCacheFlush, flush);
+            QCOMPARE(r->options().number, 2);
+            QCOMPARE(r->options().repeat, 4);
+            QCOMPARE(r->options().minRepeatMs, 7.0);
+            QCOMPARE(r->options().timeoutS, 3.0);
+        } else {
+            const auto* r = dynamic_cast<const measure::RpcRunner*>(&tuner->runner());
+            QVERIFY(r);
+            QCOMPARE(r->options().enableCpuCacheFlush, flush);
+            QCOMPARE(r->options().key, std::string("nobody"));
+            QCOMPARE(r->options().repeat, 4);
+            QCOMPARE(r->options().trackerRetryTimeoutS, window.trackerRetryTimeoutS);
+        }
+        QVERIFY(QString::fromStdString(tuner->runnerSummary())
+                    .endsWith(flush ? QStringLiteral("cache flush on") : QStringLiteral("cache flush off")));
+    }
+
+    // --tasks keeps the named tasks, in extraction order, with the target's hardware params.
+    void testTaskSelection() {
+        QTemporaryDir dir;
+        tuning::TuningJob job = parse(withBase({QStringLiteral("--tasks"), QStringLiteral("2,0"), QStringLiteral("--log"),
+                                                dir.filePath(QStringLiteral("t.json"))}));
+        job.latencyLogPath.clear();
+        const auto tuner = tuning::buildTuner(job);
+        QCOMPARE(tuner->taskIndices(), (std::vector<int>{0, 2}));
+        QCOMPARE(int(tuner->network().tasks().size()), 2);
+        QVERIFY(tuner->extractedTasks() > 2);
+        QCOMPARE(tuner->hardware(), measure::defaultHardwareParams(tuner->target().target));
+        for (const auto& t : tuner->network().tasks()) QCOMPARE(t.task.hardware, tuner->hardware());
+        job.taskIds = {99};
+        try {
+            tuning::buildTuner(job);
+            QFAIL("task 99 accepted");
+        } catch (const UserError& e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("task 99")), e.what());
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTuningJob)
+#include "tst_tuning_job.moc"
