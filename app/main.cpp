@@ -18,17 +18,19 @@
 #include "app/session/tuningsession.h"
 #include "widgets/mainwindow.h"
 
-int main(int argc, char** argv) {
-    QApplication app(argc, argv);
-    QApplication::setApplicationName(QStringLiteral("TuneBench"));
-    QApplication::setOrganizationName(QStringLiteral("TuneBench"));
-    QApplication::setApplicationVersion(QStringLiteral(TB_VERSION));
-    QApplication::setDesktopFileName(QStringLiteral("tunebench"));
+namespace {
+void setApplicationNames() {
+    QCoreApplication::setApplicationName(QStringLiteral("TuneBench"));
+    QCoreApplication::setOrganizationName(QStringLiteral("TuneBench"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(TB_VERSION));
+}
+}  // namespace
 
+int main(int argc, char** argv) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("TuneBench: auto-tuning of tensor programs (TVM auto-scheduler style)."));
-    p.addHelpOption();
-    p.addVersionOption();
+    const QCommandLineOption help = p.addHelpOption();
+    const QCommandLineOption version = p.addVersionOption();
     QCommandLineOption autostart(QStringLiteral("autostart"), QStringLiteral("Start tuning at once."));
     QCommandLineOption network(QStringLiteral("network"), QStringLiteral("Zoo network (default mobilenet)."),
                                QStringLiteral("NAME"), QStringLiteral("mobilenet"));
@@ -57,6 +59,22 @@ int main(int argc, char** argv) {
                                  QStringLiteral("S"), QStringLiteral("30"));
     p.addOptions({autostart, network, onnx, trials, perRound, costModel, target, log, resume, lang, noTracker, inspect, shot,
                   shotAfter});
+    {
+        // --help and --version need no display: answer them before the GUI application exists
+        // (it aborts without one). Errors wait for it: Qt's own options (-platform ...) are
+        // known only to QApplication.
+        QStringList args;
+        for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
+        p.parse(args);
+        if (p.isSet(help) || p.isSet(version) || args.contains(QStringLiteral("--help-all"))) {
+            QCoreApplication core(argc, argv);
+            setApplicationNames();
+            p.process(core);  // prints and exits
+        }
+    }
+    QApplication app(argc, argv);
+    setApplicationNames();
+    QApplication::setDesktopFileName(QStringLiteral("tunebench"));
     p.process(app);
 
     tb::session::TuningSession session;

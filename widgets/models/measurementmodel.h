@@ -26,7 +26,16 @@ public:
 
     /// Appends a batch (one insert), first removing the oldest rows beyond the capacity.
     void append(const QList<session::MeasureRow>& rows);
+    /// Inserts rows measured before the first one (an earlier run, read back from its log) in one
+    /// insert; beyond the capacity the oldest of them are dropped.
+    void prepend(const QList<session::MeasureRow>& rows);
     void clear();
+    /// The worker stamps every trial of a round with one time, the round's end. Runs are
+    /// sequential, so a trial ended about the build + run times of the later trials before that:
+    /// spreads the times of `rows` (one round, one shared elapsedS) back from the round's end,
+    /// never before `notBefore` (the previous round's end), squeezed into that interval when the
+    /// parallel builds make the sum longer. Rows with distinct times are left alone.
+    static void spreadRoundTimes(QList<session::MeasureRow>& rows, double notBefore);
     const QList<session::MeasureRow>& rows() const { return m_rows; }
     /// TVM's name of an error number ("NO_ERROR", "RUNTIME_DEVICE", ...).
     static QString errorName(int errorNo);
