@@ -6,6 +6,7 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QHBoxLayout>
+#include <QLabel>
 #include <QPushButton>
 #include <QSignalBlocker>
 #include <QTextStream>
@@ -54,10 +55,19 @@ LatencyChart::LatencyChart(QWidget* parent) : QWidget(parent) {
     bar->addWidget(m_pngButton);
     bar->addWidget(m_csvButton);
     layout->addLayout(bar);
+    m_stats = new QLabel(this);
+    m_stats->setWordWrap(true);
+    m_stats->setContentsMargins(4, 0, 4, 0);
+    m_stats->hide();
+    layout->addWidget(m_stats);
     m_plot = new QCustomPlot(this);
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     m_plot->setMinimumHeight(200);
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    // The legend under the axes, one entry per line: inside them it hid the first points.
+    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
+    m_plot->plotLayout()->addElement(1, 0, m_plot->legend);
+    m_plot->plotLayout()->setRowStretchFactor(1, 0.001);
+    m_plot->legend->setFillOrder(QCPLayoutGrid::foRowsFirst);
     layout->addWidget(m_plot, 1);
     // Latencies and throughputs are never negative: dragging or zooming stops at zero.
     connect(m_plot->yAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this](const QCPRange& r) {
@@ -217,7 +227,7 @@ void LatencyChart::rebuild() {
             auto* partial = m_plot->addGraph();
             partial->setPen(QPen(gray, 1.5, Qt::DashLine));
             partial->setLineStyle(QCPGraph::lsStepLeft);
-            partial->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, gray, 4));
+            partial->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, gray, 5));
             int lastTasks = 0, total = 0;
             for (const auto& p : m_latency) {
                 const double x = timeAxis ? p.elapsedS : p.trials;
@@ -234,10 +244,6 @@ void LatencyChart::rebuild() {
                                        : tr("Warm-up: measured tasks only"));
             if (!partial->data()->isEmpty()) {
                 m_plot->legend->setVisible(true);
-                // The warm-up curve rises from the bottom left, the estimate then falls to the right
-                // well above zero: top left while warming up, bottom right afterwards.
-                m_plot->axisRect()->insetLayout()->setInsetAlignment(
-                    0, warmingUp ? (Qt::AlignTop | Qt::AlignLeft) : (Qt::AlignBottom | Qt::AlignRight));
                 if (g->data()->isEmpty()) m_plot->legend->removeItem(m_plot->legend->itemWithPlottable(g));
             }
             if (m_resumedAtTrial >= 0) {
@@ -294,7 +300,9 @@ void LatencyChart::rebuild() {
         case View::PredictedVsMeasured: {
             m_plot->xAxis->setLabel(tr("Cost model score"));
             m_plot->yAxis->setLabel(tr("Measured GFLOPS"));
-            // Earlier rounds in gray, the last round (the model's latest ranking) in colour.
+            // Earlier rounds in gray, the last round (the model's latest ranking) in colour. A score
+            // of exactly 0 is a candidate picked without one (TVM's ε-greedy random picks, the
+            // seeded default schedule): it has no place on the score axis and no rank.
             g->setLineStyle(QCPGraph::lsNone);
             g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, gray, 4));
             auto* last = m_plot->addGraph();
@@ -304,12 +312,18 @@ void LatencyChart::rebuild() {
             int lastRound = -1;
             for (int idx : idxs)
                 if (!m_measures[idx].fromLog) lastRound = std::max(lastRound, m_roundOf[idx]);
-            QList<double> xs, ys, lastXs, lastYs;
+            QList<double> lastXs, lastYs;
+            QHash<int, QPair<QList<double>, QList<double>>> byRound;  // scores and throughputs per round
+            int unscored = 0;
             for (int idx : idxs) {
                 const auto& r = m_measures[idx];
                 if (r.errorNo != 0 || r.fromLog) continue;  // read back from a log: no prediction
-                xs.append(r.predicted);
-                ys.append(r.gflops);
+                if (r.predicted == 0) {
+                    unscored += m_roundOf[idx] == lastRound;
+                    continue;
+                }
+                byRound[m_roundOf[idx]].first.append(r.predicted);
+                byRound[m_roundOf[idx]].second.append(r.gflops);
                 if (m_roundOf[idx] == lastRound) {
                     lastXs.append(r.predicted);
                     lastYs.append(r.gflops);
@@ -318,24 +332,34 @@ void LatencyChart::rebuild() {
                 }
             }
             last->setData(QVector<double>(lastXs.begin(), lastXs.end()), QVector<double>(lastYs.begin(), lastYs.end()));
-            if (!lastXs.isEmpty()) {
+            if (lastRound >= 0) {
+                const int n = int(lastXs.size());
                 const double rho = spearman(lastXs, lastYs);
-                const bool sameScore = std::all_of(lastXs.cbegin(), lastXs.cend(), [&](double v) { return v == lastXs.first(); });
-                if (lastXs.size() < 2)
-                    m_statsText = tr("Last round: %n valid candidate(s), too few to rank", nullptr, int(lastXs.size()));
+                const bool sameScore = n > 1 && std::all_of(lastXs.cbegin(), lastXs.cend(), [&](double v) { return v == lastXs.first(); });
+                if (n == 0)
+                    m_statsText = tr("Last round: no candidate has a cost model score");
+                else if (n < 2)
+                    m_statsText = tr("Last round: %n scored candidate(s), too few to rank", nullptr, n);
                 else if (sameScore)
                     m_statsText = tr("Last round: the cost model gave all %n candidate(s) the same score (it has not "
                                      "learned yet), so there is no ranking to compare",
-                                     nullptr, int(lastXs.size()));
+                                     nullptr, n);
                 else if (std::isnan(rho))
-                    m_statsText = tr("Last round: all %n candidate(s) measured the same: no ranking to compare", nullptr,
-                                     int(lastXs.size()));
+                    m_statsText = tr("Last round: all %n candidate(s) measured the same: no ranking to compare", nullptr, n);
                 else
-                    m_statsText = tr("Last round: Spearman ρ = %1 over %n candidate(s)", nullptr, int(lastXs.size()))
-                                      .arg(rho, 0, 'f', 2);
-                const double all = spearman(xs, ys);
-                if (xs.size() > lastXs.size() && !std::isnan(all))
-                    m_statsText += tr("; all rounds: ρ = %1 over %n", nullptr, int(xs.size())).arg(all, 0, 'f', 2);
+                    m_statsText = tr("Last round: Spearman ρ = %1 over %n candidate(s)", nullptr, n).arg(rho, 0, 'f', 2);
+                // Scores of different rounds come from different models: average the rounds' ρ.
+                double sum = 0;
+                int rounds = 0;
+                for (auto it = byRound.cbegin(); it != byRound.cend(); ++it) {
+                    const double r = spearman(it->first, it->second);
+                    if (std::isnan(r)) continue;
+                    sum += r;
+                    ++rounds;
+                }
+                if (rounds > 1) m_statsText += tr("; mean over %n round(s): ρ = %1", nullptr, rounds).arg(sum / rounds, 0, 'f', 2);
+                if (unscored > 0)
+                    m_statsText += tr("; %n picked without a score (ε-greedy random pick or seed), not shown", nullptr, unscored);
             }
             break;
         }
@@ -345,7 +369,14 @@ void LatencyChart::rebuild() {
     // numbers of trials, and no negative latency or throughput.
     bool any = false;
     double xmin = 0, xmax = 0, ymax = 0;
-    for (int i = 0; i < m_plot->graphCount(); ++i) {
+    // Scores are only comparable within a round (the model is retrained after each): the score
+    // axis spans the last round; earlier rounds are there when zoomed out.
+    const int firstRangeGraph = m_view == View::PredictedVsMeasured && !m_plot->graph(1)->data()->isEmpty() ? 1 : 0;
+    double yAll = 0;
+    for (int i = 0; i < m_plot->graphCount(); ++i)
+        for (auto it = m_plot->graph(i)->data()->constBegin(); it != m_plot->graph(i)->data()->constEnd(); ++it)
+            yAll = std::max(yAll, it->value);
+    for (int i = firstRangeGraph; i < m_plot->graphCount(); ++i) {
         for (auto it = m_plot->graph(i)->data()->constBegin(); it != m_plot->graph(i)->data()->constEnd(); ++it) {
             xmin = any ? std::min(xmin, it->key) : it->key;
             xmax = any ? std::max(xmax, it->key) : it->key;
@@ -368,20 +399,11 @@ void LatencyChart::rebuild() {
         // Scores in one round may all be 0, or all within 1e-4 of 0.9999: zoom to what is there.
         const double minSpan = scores ? std::max(1e-6, 1e-3 * std::abs(xmax)) : timeAxis ? 2.0 : 1.0;
         setPaddedRange(m_plot->xAxis, xmin, xmax, 0.04, minSpan);
+        ymax = std::max(ymax, yAll);
         m_plot->yAxis->setRange(0, ymax > 0 ? ymax * 1.1 : 1.0);
     }
-    if (!m_statsText.isEmpty()) {
-        auto* stats = new QCPItemText(m_plot);
-        stats->position->setType(QCPItemPosition::ptAxisRectRatio);
-        stats->position->setCoords(0.01, 0.01);
-        stats->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
-        stats->setText(m_statsText);
-        stats->setColor(palette().color(QPalette::Text));
-        QColor back = palette().color(QPalette::Base);
-        back.setAlpha(220);
-        stats->setBrush(back);
-        stats->setPadding(QMargins(4, 2, 4, 2));
-    }
+    m_stats->setText(m_statsText);
+    m_stats->setVisible(!m_statsText.isEmpty());
     if (m_plot->isVisible()) m_plot->replot(QCustomPlot::rpQueuedReplot);  // hidden: replotted on resize
 }
 

@@ -14,6 +14,7 @@
 class QCustomPlot;
 class QCPGraph;
 class QComboBox;
+class QLabel;
 class QPushButton;
 
 namespace tb::widgets {
@@ -61,6 +62,7 @@ private:
 
     QCustomPlot* m_plot = nullptr;
     QComboBox* m_viewBox = nullptr;
+    QLabel* m_stats = nullptr;
     QPushButton* m_pngButton = nullptr;
     QPushButton* m_csvButton = nullptr;
     View m_view = View::TotalVsTrials;

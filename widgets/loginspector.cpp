@@ -22,12 +22,15 @@
 #include "widgets/models/measurementmodel.h"
 #include "widgets/models/workloadtext.h"
 #include "widgets/windowsize.h"
+#include "widgets/workloaddelegate.h"
 
 namespace tb::widgets {
 
 namespace {
 
 constexpr int kValueRole = Qt::UserRole + 1;
+constexpr int kNameRole = Qt::UserRole + 2;    // workload cells: the hash or name part
+constexpr int kShapesRole = Qt::UserRole + 3;  // workload cells: the shapes part
 
 // Sorts by the value behind the text ("12.000" after "2.000").
 class NumberItem : public QTableWidgetItem {
@@ -56,6 +59,8 @@ QTableWidgetItem* none() {
 QTableWidgetItem* workloadItem(const QString& key) {
     auto* k = item(models::workloadLabel(QString(), key));
     k->setToolTip(key);
+    k->setData(kNameRole, models::workloadNameText(key));
+    k->setData(kShapesRole, models::workloadArgsText(key));
     return k;
 }
 
@@ -70,6 +75,7 @@ QTableWidget* makeTable(int columns, QWidget* parent) {
     t->setWordWrap(false);
     t->verticalHeader()->hide();
     t->verticalHeader()->setDefaultSectionSize(t->fontMetrics().height() + 6);
+    t->setItemDelegateForColumn(0, new WorkloadDelegate(kNameRole, kShapesRole, true, t));
     return t;
 }
 
@@ -162,6 +168,9 @@ void LogPane::fillHeader() {
     const session::LogSnapshot& log = m_log;
     const QString prefix = m_label.isEmpty() ? QString() : m_label + QStringLiteral(": ");
     m_header->setToolTip(log.path);
+    QPalette pal = palette();
+    if (log.format == QLatin1String("error")) pal.setColor(QPalette::WindowText, QColor(192, 57, 43));
+    m_header->setPalette(pal);
     if (log.format == QLatin1String("error")) {
         m_header->setText(prefix + tr("%1 cannot be shown: %2").arg(log.path, log.badLines.value(0).second));
         return;
@@ -197,14 +206,16 @@ void LogPane::setLog(const session::LogSnapshot& log) {
     m_workloads->setColumnHidden(4, std::none_of(log.workloads.cbegin(), log.workloads.cend(),
                                                  [](const session::LogWorkloadRow& w) { return w.gflops >= 0; }));
     m_errors->clearContents();
-    m_errors->setRowCount(int(log.errorCounts.size() + (log.badLines.isEmpty() ? 0 : 1)));
+    // A log that could not be read has one message (in the header), not an unreadable line.
+    const bool unreadable = log.format == QLatin1String("error");
+    m_errors->setRowCount(int(log.errorCounts.size() + (log.badLines.isEmpty() || unreadable ? 0 : 1)));
     int r = 0;
     for (const auto& [e, n] : log.errorCounts) {
         m_errors->setItem(r, 0, item(models::MeasurementModel::errorName(e)));
         m_errors->setItem(r, 1, number(n, -1));
         ++r;
     }
-    if (!log.badLines.isEmpty()) {
+    if (!log.badLines.isEmpty() && !unreadable) {
         auto* b = item(tr("unreadable lines"));
         QStringList tips;
         for (const auto& [line, reason] : log.badLines.mid(0, 50)) tips << tr("line %1: %2").arg(line).arg(reason);
@@ -246,15 +257,20 @@ LogComparison::LogComparison(QWidget* parent) : QWidget(parent) {
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     l->addWidget(m_summary);
-    auto* split = new QSplitter(Qt::Horizontal, this);
+    auto* split = m_split = new QSplitter(Qt::Horizontal, this);
     m_table = makeTable(ColumnCount, split);
     m_plot = makeCostPlot(split);
+    // The legend under the axes: inside, it would hide the first measurements or the best so far.
     m_plot->legend->setVisible(true);
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
+    m_plot->plotLayout()->addElement(1, 0, m_plot->legend);
+    m_plot->plotLayout()->setRowStretchFactor(1, 0.001);
+    m_plot->legend->setFillOrder(QCPLayoutGrid::foRowsFirst);  // one per line: side by side, they would set the width
+    m_plot->legend->setBorderPen(Qt::NoPen);
     split->addWidget(m_table);
     split->addWidget(m_plot);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 1);
     l->addWidget(split, 1);
     connect(m_table, &QTableWidget::currentCellChanged, this, [this](int row) {
         const QTableWidgetItem* it = row >= 0 ? m_table->item(row, WorkloadColumn) : nullptr;
@@ -271,6 +287,15 @@ void LogComparison::retranslate() {
     m_plot->xAxis->setLabel(tr("Record of the workload"));
     m_plot->yAxis->setLabel(tr("Cost (ms)"));
     fill();
+}
+
+void LogComparison::showEvent(QShowEvent* e) {
+    // The table (shapes, two logs' numbers) gets two thirds of the width, once it is known.
+    if (!m_sized) {
+        m_sized = true;
+        m_split->setSizes({2 * m_split->width() / 3, m_split->width() - 2 * m_split->width() / 3});
+    }
+    QWidget::showEvent(e);
 }
 
 void LogComparison::changeEvent(QEvent* e) {
@@ -322,6 +347,8 @@ void LogComparison::fill() {
             m_table->setItem(i, SpeedupColumn, none());
         }
     }
+    // Sortable by any column, but first in the logs' order (A's workloads, then B's own).
+    m_table->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
     m_table->setSortingEnabled(true);
     QString summary = tr("A: %1 — B: %2. %3 workloads in both logs, %4 only in A, %5 only in B")
                           .arg(QFileInfo(m_a.path).fileName(), QFileInfo(m_b.path).fileName())
@@ -344,13 +371,16 @@ void LogComparison::plotMatch(int match) {
     const session::LogMatch m = match >= 0 && match < m_matches.size() ? m_matches[match] : session::LogMatch{};
     // Each log's measurements of the workload, in the order it measured them, and its best so far:
     // the two searches side by side on one axis.
-    const auto add = [this](const session::LogSnapshot& log, int workload, const QColor& colour, const QString& name) {
+    // A's points filled, B's hollow and its best dashed: where the logs hold the same records, both show.
+    const auto add = [this](const session::LogSnapshot& log, int workload, const QColor& colour, const QString& name,
+                            bool hollow) {
         auto* pts = m_plot->addGraph();
         pts->setLineStyle(QCPGraph::lsNone);
-        pts->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, colour.lighter(150), 4));
+        pts->setScatterStyle(QCPScatterStyle(hollow ? QCPScatterStyle::ssCircle : QCPScatterStyle::ssDisc,
+                                             colour.lighter(hollow ? 100 : 150), hollow ? 6 : 4));
         pts->removeFromLegend();
         auto* best = m_plot->addGraph();
-        best->setPen(QPen(colour, 2));
+        best->setPen(QPen(colour, 2, hollow ? Qt::DashLine : Qt::SolidLine));
         best->setLineStyle(QCPGraph::lsStepLeft);
         best->setName(name);
         if (workload < 0) return;
@@ -365,8 +395,8 @@ void LogComparison::plotMatch(int match) {
             best->addData(n, bestSoFar);
         }
     };
-    add(m_a, m.a, QColor(30, 110, 200), tr("A: %1").arg(QFileInfo(m_a.path).fileName()));
-    add(m_b, m.b, QColor(220, 120, 20), tr("B: %1").arg(QFileInfo(m_b.path).fileName()));
+    add(m_a, m.a, QColor(30, 110, 200), tr("A: %1").arg(QFileInfo(m_a.path).fileName()), false);
+    add(m_b, m.b, QColor(220, 120, 20), tr("B: %1").arg(QFileInfo(m_b.path).fileName()), true);
     fitCostPlot(m_plot);
 }
 
@@ -397,6 +427,7 @@ LogInspector::LogInspector(QWidget* parent) : QWidget(parent) {
     vsplit->addWidget(split);
     vsplit->setStretchFactor(0, 3);
     vsplit->setStretchFactor(1, 2);
+    vsplit->setSizes({3000, 2000});
     l->addWidget(vsplit, 1);
     m_status = new QLabel(this);
     m_status->setWordWrap(true);

@@ -67,6 +67,7 @@ public:
 
 protected:
     void changeEvent(QEvent* e) override;
+    void showEvent(QShowEvent* e) override;
 
 private:
     void retranslate();
@@ -76,8 +77,10 @@ private:
     session::LogSnapshot m_a, m_b;
     QList<session::LogMatch> m_matches;
     QLabel* m_summary;
+    QSplitter* m_split;
     QTableWidget* m_table;
     QCustomPlot* m_plot;
+    bool m_sized = false;
 };
 
 class LogInspector : public QWidget {

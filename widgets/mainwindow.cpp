@@ -23,12 +23,13 @@
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QStatusBar>
-#include <QStyledItemDelegate>
 #include <QTabWidget>
 #include <QTableView>
 #include <QThread>
 #include <QTranslator>
 #include <QVBoxLayout>
+
+#include <limits>
 
 #include "app/session/logloader.h"
 #include "app/session/trackermonitor.h"
@@ -41,6 +42,7 @@
 #include "widgets/setupwidget.h"
 #include "widgets/trackerpanel.h"
 #include "widgets/windowsize.h"
+#include "widgets/workloaddelegate.h"
 
 namespace tb::widgets {
 
@@ -64,31 +66,6 @@ QString expandTabs(const QString& text) {
     }
     return out;
 }
-
-// The description column: "vm_mod_fused_nn_conv2d_add_nn_relu  1×56×56×128, 3×3×128×1, 128 →
-// 1×56×56×128". Where it does not fit, the middle of the description goes first ("vm_mod_fu…
-// add_nn_relu"), the shapes, which tell the tasks apart, only when nothing else is left.
-class TaskDescriptionDelegate : public QStyledItemDelegate {
-public:
-    using QStyledItemDelegate::QStyledItemDelegate;
-
-protected:
-    void initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const override {
-        QStyledItemDelegate::initStyleOption(option, index);
-        const QString desc = index.data(models::TaskTableModel::DescriptionRole).toString();
-        const QString shapes = index.data(models::TaskTableModel::ShapesRole).toString();
-        if (desc.isEmpty() || shapes.isEmpty()) return;
-        const QStyle* style = option->widget ? option->widget->style() : QApplication::style();
-        const int margin = style->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, option->widget) + 1;
-        const int width = option->rect.width() - 2 * margin - 4;
-        const QFontMetrics& fm = option->fontMetrics;
-        const QString gap = QStringLiteral("  ");
-        if (fm.horizontalAdvance(option->text) <= width) return;
-        const int forDesc = width - fm.horizontalAdvance(gap + shapes);
-        if (forDesc >= fm.horizontalAdvance(QStringLiteral("vm_mod…relu")))
-            option->text = fm.elidedText(desc, Qt::ElideMiddle, forDesc) + gap + shapes;
-    }
-};
 
 }  // namespace
 
@@ -147,7 +124,9 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
     // "vm_mod_fused_nn_conv2d_add_nn_relu  1×56×56×64, 3×3×64×64 → 1×56×56×64": the op names
     // lead and the shapes end it; only the middle may go.
     m_taskView->setTextElideMode(Qt::ElideMiddle);
-    m_taskView->setItemDelegateForColumn(models::TaskTableModel::DescriptionColumn, new TaskDescriptionDelegate(m_taskView));
+    m_taskView->setItemDelegateForColumn(
+        models::TaskTableModel::DescriptionColumn,
+        new WorkloadDelegate(models::TaskTableModel::DescriptionRole, models::TaskTableModel::ShapesRole, false, m_taskView));
     m_chart = new LatencyChart(this);
     m_dagView = new DagView(this);
     m_tracker = new TrackerPanel(this);
@@ -444,8 +423,10 @@ void MainWindow::loadResumedHistory(const QList<session::TaskRow>& tasks) {
             }
             if (h.measurements.isEmpty()) return;
             // Before the rows and points of this run, which may have arrived already.
-            m_measureModel->prepend(h.measurements);
-            m_chart->addHistory(h.measurements, h.points);
+            QList<session::MeasureRow> rows = h.measurements;
+            models::MeasurementModel::spreadRoundTimes(rows, -std::numeric_limits<double>::infinity());
+            m_measureModel->prepend(rows);
+            m_chart->addHistory(rows, h.points);
             m_totalTrials += int(h.measurements.size());
             for (const auto& r : h.measurements)
                 if (r.errorNo != 0) ++m_failedTrials;
@@ -535,7 +516,7 @@ void MainWindow::selectTask(int taskId) {
     m_session->requestDag(taskId);
 }
 
-void MainWindow::openLogInspector(const QString& logPath) {
+LogInspector* MainWindow::openLogInspector(const QString& logPath) {
     // A separate window that closes with ours.
     auto* w = new LogInspector(this);
     w->setWindowFlag(Qt::Window);
@@ -551,6 +532,7 @@ void MainWindow::openLogInspector(const QString& logPath) {
         w->openLog(logPath);
     else if (!jobLog.isEmpty() && QFileInfo(jobLog).isFile())
         w->openLog(jobLog);
+    return w;
 }
 
 QString MainWindow::statusText() const { return m_status->text(); }

@@ -36,6 +36,7 @@ namespace tb::widgets {
 
 class DagView;
 class LatencyChart;
+class LogInspector;
 class SetupWidget;
 class TrackerPanel;
 
@@ -73,7 +74,7 @@ public:
     /// Selects a task in the table (and asks the session for its DAG).
     void selectTask(int taskId);
     /// Opens a log inspector window on `logPath` (empty: the current job's log, if it exists).
-    void openLogInspector(const QString& logPath = QString());
+    LogInspector* openLogInspector(const QString& logPath = QString());
 
 protected:
     void closeEvent(QCloseEvent* e) override;

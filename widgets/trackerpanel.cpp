@@ -18,7 +18,7 @@ namespace tb::widgets {
 
 TrackerPanel::TrackerPanel(QWidget* parent) : QWidget(parent), m_model(new models::DeviceQueueModel(this)) {
     auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 4, 0, 0);
+    layout->setContentsMargins(4, 4, 4, 4);
     m_title = new QLabel(this);
     QFont bold = m_title->font();
     bold.setBold(true);

@@ -5,6 +5,8 @@
 #include <QSortFilterProxyModel>
 #include <QtTest>
 
+#include <limits>
+
 #include "widgets/models/devicequeuemodel.h"
 #include "widgets/models/measurementmodel.h"
 #include "widgets/models/tasktablemodel.h"
@@ -352,6 +354,19 @@ private Q_SLOTS:
         QCOMPARE(tight[2].elapsedS, 11.0);
         QCOMPARE(tight[1].elapsedS, 10.5);
         QCOMPARE(tight[0].elapsedS, 10.0);
+        // A log read back: whole seconds, one per round, rounds one after the other.
+        QList<session::MeasureRow> log(5);
+        const double stamps[] = {-9, -9, -9, -4, -4};
+        for (int i = 0; i < 5; ++i) {
+            log[i].elapsedS = stamps[i];
+            log[i].allCostS = 1;
+        }
+        models::MeasurementModel::spreadRoundTimes(log, -std::numeric_limits<double>::infinity());
+        QCOMPARE(log[0].elapsedS, -11.0);
+        QCOMPARE(log[1].elapsedS, -10.0);
+        QCOMPARE(log[2].elapsedS, -9.0);
+        QCOMPARE(log[3].elapsedS, -5.0);
+        QCOMPARE(log[4].elapsedS, -4.0);
         // Times that differ already are left alone.
         QList<session::MeasureRow> distinct(2);
         distinct[0].elapsedS = 1;

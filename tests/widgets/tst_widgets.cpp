@@ -684,16 +684,19 @@ private Q_SLOTS:
         chart.show();
         chart.setSelectedTask(0);
         chart.setView(widgets::LatencyChart::View::PredictedVsMeasured);
-        // Round one: the untrained model scores every candidate the same.
+        // Round one: random picks and the seed carry no score (0); the untrained model scores the
+        // others all the same.
         QList<session::MeasureRow> round1(8);
         for (int i = 0; i < 8; ++i) {
             round1[i].taskId = 0;
             round1[i].trial = i;
             round1[i].gflops = 10 + i;
-            round1[i].predicted = 0;
+            round1[i].predicted = i < 2 ? 0 : 0.5;
         }
         chart.addMeasurements(round1);
         QVERIFY2(chart.statsText().contains(QStringLiteral("same score")), qPrintable(chart.statsText()));
+        QVERIFY(chart.statsText().contains(QStringLiteral("2 picked without a score")));
+        QCOMPARE(chart.pointCount(), 6);
         // Round two: scores within 1e-4 of 0.9999, ranked exactly as the measurements.
         QList<session::MeasureRow> round2(8);
         for (int i = 0; i < 8; ++i) {
@@ -705,21 +708,30 @@ private Q_SLOTS:
         round2[7].errorNo = 4;  // a failed run has no throughput to rank
         chart.addMeasurements(round2);
         QVERIFY2(chart.statsText().contains(QStringLiteral("Spearman ρ = 1.00 over 7 candidate")), qPrintable(chart.statsText()));
-        QVERIFY(chart.statsText().contains(QStringLiteral("all rounds")));
-        // The score axis spans the data (0 … 0.99996), not a fixed 0–1; throughput starts at 0.
+        // Round one ranks nothing (one score), so the mean is over round two alone: not shown.
+        QVERIFY(!chart.statsText().contains(QStringLiteral("mean")));
+        QCOMPARE(chart.pointCount(), 13);
+        // The score axis spans the round's scores (0.9999 … 0.99996), not a fixed 0–1; throughput
+        // starts at 0 and reaches the highest point of every round.
         const QCPRange x = chart.plot()->xAxis->range();
-        QVERIFY(x.lower < 0 && x.lower > -0.1);
-        QVERIFY(x.upper > 0.99996 && x.upper < 1.05);
+        QVERIFY2(x.lower > 0.9998 && x.upper < 1.0001, qPrintable(QStringLiteral("%1 %2").arg(x.lower).arg(x.upper)));
+        QVERIFY(x.upper > 0.99996 && x.lower < 0.9999);
         QCOMPARE(chart.plot()->yAxis->range().lower, 0.0);
-        QCOMPARE(chart.pointCount(), 15);
+        QVERIFY(chart.plot()->yAxis->range().upper > 26);
 
-        // Only round two's scores: the axis zooms to a 6e-5 wide band.
-        widgets::LatencyChart second;
-        second.setSelectedTask(0);
-        second.setView(widgets::LatencyChart::View::PredictedVsMeasured);
-        second.addMeasurements(round2);
-        QVERIFY(second.plot()->xAxis->range().lower > 0.9998);
-        QVERIFY(second.plot()->xAxis->range().upper < 1.0001);
+        // A third round ranked backwards: its ρ = -1, the mean over the two ranked rounds 0.
+        QList<session::MeasureRow> backwards = round2;
+        for (int i = 0; i < 8; ++i) backwards[i].gflops = 30 - i;
+        chart.addMeasurements(backwards);
+        QVERIFY2(chart.statsText().contains(QStringLiteral("ρ = -1.00 over 7")), qPrintable(chart.statsText()));
+        QVERIFY2(chart.statsText().contains(QStringLiteral("mean over 2 round(s): ρ = 0.00")), qPrintable(chart.statsText()));
+
+        // A round where no candidate has a score says so.
+        QList<session::MeasureRow> round3 = round1;
+        for (auto& r : round3) r.predicted = 0;
+        chart.addMeasurements(round3);
+        QVERIFY2(chart.statsText().startsWith(QStringLiteral("Last round: no candidate has a cost model score")),
+                 qPrintable(chart.statsText()));
     }
 
     // #10: margins around the data, whole trial numbers, no negative latency, log labels under 10.

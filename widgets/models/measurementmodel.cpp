@@ -87,20 +87,24 @@ void MeasurementModel::prepend(const QList<session::MeasureRow>& rows) {
 }
 
 void MeasurementModel::spreadRoundTimes(QList<session::MeasureRow>& rows, double notBefore) {
-    if (rows.size() < 2) return;
-    const double end = rows.last().elapsedS;
-    for (const auto& r : rows)
-        if (r.elapsedS != end) return;
-    double later = 0;  // build + run time of the trials after row i
-    for (qsizetype i = 1; i < rows.size(); ++i) later += std::max(0.0, rows[i].allCostS);
-    const double room = std::max(0.0, end - notBefore);
-    const double scale = later > room && later > 0 ? room / later : 1.0;
-    double t = end;
-    for (qsizetype i = rows.size() - 1; i > 0; --i) {
-        rows[i].elapsedS = t;
-        t -= scale * std::max(0.0, rows[i].allCostS);
+    for (qsizetype first = 0; first < rows.size();) {
+        // One run of trials stamped with one time: a round.
+        const double end = rows[first].elapsedS;
+        qsizetype last = first;
+        while (last + 1 < rows.size() && rows[last + 1].elapsedS == end) ++last;
+        double later = 0;  // build + run time of the trials after the run's first
+        for (qsizetype i = first + 1; i <= last; ++i) later += std::max(0.0, rows[i].allCostS);
+        const double room = std::max(0.0, end - notBefore);
+        const double scale = later > room && later > 0 ? room / later : 1.0;
+        double t = end;
+        for (qsizetype i = last; i > first; --i) {
+            rows[i].elapsedS = t;
+            t -= scale * std::max(0.0, rows[i].allCostS);
+        }
+        rows[first].elapsedS = std::max(notBefore, t);
+        notBefore = end;
+        first = last + 1;
     }
-    rows[0].elapsedS = std::max(notBefore, t);
 }
 
 void MeasurementModel::clear() {
