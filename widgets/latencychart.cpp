@@ -249,7 +249,7 @@ void LatencyChart::rebuild() {
             if (m_resumedAtTrial >= 0) {
                 // Where this run took over from the log it resumed (time 0 = this run's start).
                 auto* line = new QCPItemStraightLine(m_plot);
-                line->setPen(QPen(gray, 1, Qt::DotLine));
+                line->setPen(QPen(QColor(110, 110, 110), 1, Qt::DashDotLine));
                 const double x = timeAxis ? 0.0 : double(m_resumedAtTrial);
                 line->point1->setCoords(x, 0);
                 line->point2->setCoords(x, 1);

@@ -79,6 +79,15 @@ QTableWidget* makeTable(int columns, QWidget* parent) {
     return t;
 }
 
+// A wrapped, selectable line of text over a pane (file, counts, or what is wrong).
+QLabel* makeHeader(QVBoxLayout* layout, QWidget* parent) {
+    auto* label = new QLabel(parent);
+    label->setWordWrap(true);
+    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(label);
+    return label;
+}
+
 QCustomPlot* makeCostPlot(QWidget* parent) {
     auto* plot = new QCustomPlot(parent);
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
@@ -120,10 +129,7 @@ int plotted(const QCustomPlot* plot) {
 LogPane::LogPane(QWidget* parent) : QWidget(parent) {
     auto* l = new QVBoxLayout(this);
     l->setContentsMargins(0, 0, 0, 0);
-    m_header = new QLabel(this);
-    m_header->setWordWrap(true);
-    m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    l->addWidget(m_header);
+    m_header = makeHeader(l, this);
     m_workloads = makeTable(6, this);
     l->addWidget(m_workloads, 2);
     m_plot = makeCostPlot(this);
@@ -253,10 +259,7 @@ int LogPane::plottedPoints() const { return plotted(m_plot); }
 LogComparison::LogComparison(QWidget* parent) : QWidget(parent) {
     auto* l = new QVBoxLayout(this);
     l->setContentsMargins(0, 0, 0, 0);
-    m_summary = new QLabel(this);
-    m_summary->setWordWrap(true);
-    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    l->addWidget(m_summary);
+    m_summary = makeHeader(l, this);
     auto* split = m_split = new QSplitter(Qt::Horizontal, this);
     m_table = makeTable(ColumnCount, split);
     m_plot = makeCostPlot(split);

@@ -121,8 +121,8 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
     m_taskView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_taskView->horizontalHeader()->setSectionResizeMode(models::TaskTableModel::DescriptionColumn, QHeaderView::Stretch);
     m_taskView->setWordWrap(false);
-    // "vm_mod_fused_nn_conv2d_add_nn_relu  1×56×56×64, 3×3×64×64 → 1×56×56×64": the op names
-    // lead and the shapes end it; only the middle may go.
+    // "vm_mod_fused_nn_conv2d_add_nn_relu  1×56×56×64, 3×3×64×64 → 1×56×56×64": the delegate
+    // shortens the middle of the name first; the shapes tell the tasks apart.
     m_taskView->setTextElideMode(Qt::ElideMiddle);
     m_taskView->setItemDelegateForColumn(
         models::TaskTableModel::DescriptionColumn,
@@ -256,14 +256,12 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
         m_log->appendPlainText(logText(s));
         m_finishedText = s.section(QLatin1Char('\n'), 0, 0);
         if (m_pausedS >= 1) m_finishedText += tr(" (%1 s of that paused)").arg(qRound(m_pausedS));
-        m_taskModel->clearNext();
         updateStatus();
         if (m_closeRequested) close();
     });
     connect(m_session, &session::TuningSession::tuningFailed, this, [this](const QString& msg) {
         m_log->appendPlainText(tr("Tuning failed: %1").arg(msg));
         m_finishedText = tr("Tuning failed");
-        m_taskModel->clearNext();
         updateStatus();
         if (m_closeRequested) {
             close();

@@ -58,7 +58,8 @@ TrackerPanel::TrackerPanel(QWidget* parent) : QWidget(parent), m_model(new model
         bool ok = false;
         int port = hp.value(1).toInt(&ok);
         if (hp.size() != 2 || hp[0].isEmpty() || !ok || port <= 0 || port > 65535) {
-            showStatus(tr("Invalid tracker address '%1': expected host:port").arg(m_address->text()));
+            // Says what is wrong with the field; the queue shown is still the current tracker's.
+            m_status->setText(tr("Invalid tracker address '%1': expected host:port").arg(m_address->text()));
             return;
         }
         // Another tracker's queue must not stay on screen as if it were this one's.
@@ -109,6 +110,7 @@ void TrackerPanel::setStale(bool stale) {
     m_keys->setEnabled(!stale);
     m_servers->setEnabled(!stale);
 }
+
 void TrackerPanel::setTitleVisible(bool visible) { m_title->setVisible(visible); }
 QString TrackerPanel::statusText() const { return m_status->text(); }
 
