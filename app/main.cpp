@@ -16,19 +16,22 @@
 
 #include "app/session/trackermonitor.h"
 #include "app/session/tuningsession.h"
+#include "widgets/loginspector.h"
 #include "widgets/mainwindow.h"
 
-int main(int argc, char** argv) {
-    QApplication app(argc, argv);
-    QApplication::setApplicationName(QStringLiteral("TuneBench"));
-    QApplication::setOrganizationName(QStringLiteral("TuneBench"));
-    QApplication::setApplicationVersion(QStringLiteral(TB_VERSION));
-    QApplication::setDesktopFileName(QStringLiteral("tunebench"));
+namespace {
+void setApplicationNames() {
+    QCoreApplication::setApplicationName(QStringLiteral("TuneBench"));
+    QCoreApplication::setOrganizationName(QStringLiteral("TuneBench"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(TB_VERSION));
+}
+}  // namespace
 
+int main(int argc, char** argv) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("TuneBench: auto-tuning of tensor programs (TVM auto-scheduler style)."));
-    p.addHelpOption();
-    p.addVersionOption();
+    const QCommandLineOption help = p.addHelpOption();
+    const QCommandLineOption version = p.addVersionOption();
     QCommandLineOption autostart(QStringLiteral("autostart"), QStringLiteral("Start tuning at once."));
     QCommandLineOption network(QStringLiteral("network"), QStringLiteral("Zoo network (default mobilenet)."),
                                QStringLiteral("NAME"), QStringLiteral("mobilenet"));
@@ -50,14 +53,37 @@ int main(int argc, char** argv) {
     QCommandLineOption noTracker(QStringLiteral("no-tracker"), QStringLiteral("Do not start the local tracker and server."));
     QCommandLineOption inspect(QStringLiteral("inspect"), QStringLiteral("Open the log inspector on a TVM tuning log."),
                                QStringLiteral("LOG"));
+    QCommandLineOption compare(QStringLiteral("compare"),
+                               QStringLiteral("With --inspect: compare that log with LOG, workload by workload."),
+                               QStringLiteral("LOG"));
     QCommandLineOption shot(QStringLiteral("screenshot"), QStringLiteral("Save a screenshot to FILE, then quit."),
                             QStringLiteral("FILE"));
     QCommandLineOption shotAfter(QStringLiteral("screenshot-after"),
                                  QStringLiteral("Seconds to wait before the screenshot (default 30)."),
                                  QStringLiteral("S"), QStringLiteral("30"));
-    p.addOptions({autostart, network, onnx, trials, perRound, costModel, target, log, resume, lang, noTracker, inspect, shot,
-                  shotAfter});
+    p.addOptions({autostart, network, onnx, trials, perRound, costModel, target, log, resume, lang, noTracker, inspect, compare,
+                  shot, shotAfter});
+    {
+        // --help and --version need no display: answer them before the GUI application exists
+        // (it aborts without one). Errors wait for it: Qt's own options (-platform ...) are
+        // known only to QApplication.
+        QStringList args;
+        for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
+        p.parse(args);
+        if (p.isSet(help) || p.isSet(version) || args.contains(QStringLiteral("--help-all"))) {
+            QCoreApplication core(argc, argv);
+            setApplicationNames();
+            p.process(core);  // prints and exits
+        }
+    }
+    QApplication app(argc, argv);
+    setApplicationNames();
+    QApplication::setDesktopFileName(QStringLiteral("tunebench"));
     p.process(app);
+    if (p.isSet(compare) && !p.isSet(inspect)) {
+        std::fprintf(stderr, "tunebench: --compare needs --inspect LOG (the log to compare with)\n");
+        return 2;
+    }
 
     tb::session::TuningSession session;
     tb::session::TrackerMonitor tracker;
@@ -98,7 +124,10 @@ int main(int argc, char** argv) {
         tracker.startLocalFleet();
     }
     if (p.isSet(autostart)) QTimer::singleShot(0, &window, [&window] { window.startTuning(); });
-    if (p.isSet(inspect)) window.openLogInspector(p.value(inspect));
+    if (p.isSet(inspect)) {
+        tb::widgets::LogInspector* inspector = window.openLogInspector(p.value(inspect));
+        if (p.isSet(compare)) inspector->openLog(p.value(compare), true);
+    }
 
     if (p.isSet(shot)) {
         const QString file = p.value(shot);

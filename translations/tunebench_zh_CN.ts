@@ -46,6 +46,10 @@
         <source>Time (s)</source>
         <translation>时间 (s)</translation>
     </message>
+    <message>
+        <source>Read back from the log of an earlier run (times are seconds before this run started)</source>
+        <translation>从先前运行的日志中读回（时间为本次运行开始前的秒数）</translation>
+    </message>
 </context>
 <context>
     <name>tb::models::TaskTableModel</name>
@@ -107,6 +111,34 @@
     <message>
         <source>%1 records read, %2 kept in %3</source>
         <translation>读取 %1 条记录，保留 %2 条，写入 %3</translation>
+    </message>
+    <message>
+        <source>the file does not exist</source>
+        <translation>文件不存在</translation>
+    </message>
+    <message>
+        <source>it is a folder, not a log file</source>
+        <translation>这是一个文件夹，不是日志文件</translation>
+    </message>
+    <message>
+        <source>the file cannot be read (permission denied)</source>
+        <translation>无法读取文件（权限不足）</translation>
+    </message>
+    <message>
+        <source>the file is empty</source>
+        <translation>文件为空</translation>
+    </message>
+    <message numerus="yes">
+        <source>it is not a TVM tuning log: none of its %n line(s) is an auto_scheduler or AutoTVM record (line %1: %2)</source>
+        <translation>
+            <numerusform>这不是 TVM 调优日志：其 %n 行中没有一行是 auto_scheduler 或 AutoTVM 记录（第 %1 行：%2）</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>the log holds no records, only %n comment line(s)</source>
+        <translation>
+            <numerusform>日志中没有记录，只有 %n 行注释</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -323,6 +355,107 @@
         <source>Warm-up: measured tasks only</source>
         <translation>预热：仅含已测量任务</translation>
     </message>
+    <message>
+        <source>resumed</source>
+        <translation>续接</translation>
+    </message>
+    <message numerus="yes">
+        <source>Last round: the cost model gave all %n candidate(s) the same score (it has not learned yet), so there is no ranking to compare</source>
+        <translation>
+            <numerusform>最近一轮：代价模型给所有 %n 个候选打出相同的分数（尚未学习），没有可比较的排序</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Last round: all %n candidate(s) measured the same: no ranking to compare</source>
+        <translation>
+            <numerusform>最近一轮：所有 %n 个候选的实测结果相同，没有可比较的排序</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Last round: Spearman ρ = %1 over %n candidate(s)</source>
+        <translation>
+            <numerusform>最近一轮：%n 个候选的 Spearman ρ = %1</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Last round: no candidate has a cost model score</source>
+        <translation>最近一轮：没有候选带有代价模型得分</translation>
+    </message>
+    <message numerus="yes">
+        <source>Last round: %n scored candidate(s), too few to rank</source>
+        <translation>
+            <numerusform>最近一轮：%n 个有得分的候选，太少，无法排序</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>; mean over %n round(s): ρ = %1</source>
+        <translation>
+            <numerusform>；%n 轮的平均 ρ = %1</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>; %n picked without a score (ε-greedy random pick or seed), not shown</source>
+        <translation>
+            <numerusform>；%n 个候选未经打分选出（ε-贪心随机选取或种子），未显示</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>tb::widgets::LogComparison</name>
+    <message>
+        <source>Workload</source>
+        <translation>工作负载</translation>
+    </message>
+    <message>
+        <source>Records A</source>
+        <translation>记录数 A</translation>
+    </message>
+    <message>
+        <source>Best A (ms)</source>
+        <translation>最佳 A (ms)</translation>
+    </message>
+    <message>
+        <source>Records B</source>
+        <translation>记录数 B</translation>
+    </message>
+    <message>
+        <source>Best B (ms)</source>
+        <translation>最佳 B (ms)</translation>
+    </message>
+    <message>
+        <source>Speedup B/A</source>
+        <translation>加速比 B/A</translation>
+    </message>
+    <message>
+        <source>Best latency in A divided by best latency in B: above 1, log B found the faster schedule</source>
+        <translation>A 的最佳延迟除以 B 的最佳延迟：大于 1 表示日志 B 找到了更快的调度</translation>
+    </message>
+    <message>
+        <source>Record of the workload</source>
+        <translation>该工作负载的记录序号</translation>
+    </message>
+    <message>
+        <source>Cost (ms)</source>
+        <translation>耗时 (ms)</translation>
+    </message>
+    <message>
+        <source>A: %1 — B: %2. %3 workloads in both logs, %4 only in A, %5 only in B</source>
+        <translation>A：%1 — B：%2。两个日志共有 %3 个工作负载，仅在 A 中 %4 个，仅在 B 中 %5 个</translation>
+    </message>
+    <message numerus="yes">
+        <source>; over the %n workload(s) with a valid record in both, B is %1× as fast as A (geometric mean)</source>
+        <translation>
+            <numerusform>；在两者都有有效记录的 %n 个工作负载上，B 的速度是 A 的 %1 倍（几何平均）</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>A: %1</source>
+        <translation>A：%1</translation>
+    </message>
+    <message>
+        <source>B: %1</source>
+        <translation>B：%1</translation>
+    </message>
 </context>
 <context>
     <name>tb::widgets::LogInspector</name>
@@ -369,6 +502,14 @@
     <message>
         <source>Read %1</source>
         <translation>已读取 %1</translation>
+    </message>
+    <message>
+        <source>Open a second log and compare the two workload by workload</source>
+        <translation>打开第二个日志，逐个工作负载比较两者</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
     </message>
 </context>
 <context>
@@ -418,10 +559,6 @@
         <translation>未打开日志</translation>
     </message>
     <message>
-        <source>%1 could not be read: %2</source>
-        <translation>无法读取 %1：%2</translation>
-    </message>
-    <message>
         <source>%1 — %2 format, %3 lines, %4 records (%5 valid), %6 workloads, %7 unreadable lines</source>
         <translation>%1 — %2 格式，%3 行，%4 条记录（%5 条有效），%6 个工作负载，%7 行无法读取</translation>
     </message>
@@ -433,13 +570,13 @@
         <source>line %1: %2</source>
         <translation>第 %1 行：%2</translation>
     </message>
+    <message>
+        <source>%1 cannot be shown: %2</source>
+        <translation>无法显示 %1：%2</translation>
+    </message>
 </context>
 <context>
     <name>tb::widgets::MainWindow</name>
-    <message>
-        <source>Paused between rounds</source>
-        <translation>已在两轮之间暂停</translation>
-    </message>
     <message>
         <source>Tuning failed: %1</source>
         <translation>调优失败：%1</translation>
@@ -567,6 +704,30 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
     <message>
         <source>Stopping after the current round, then closing…</source>
         <translation>将在当前轮结束后停止，然后关闭…</translation>
+    </message>
+    <message>
+        <source> (%1 s of that paused)</source>
+        <translation>（其中暂停 %1 秒）</translation>
+    </message>
+    <message>
+        <source>Device tracker</source>
+        <translation>设备跟踪器</translation>
+    </message>
+    <message>
+        <source>The history of %1 could not be read back: %2</source>
+        <translation>无法读回 %1 中的历史：%2</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n earlier measurement(s) read back from %1</source>
+        <translation>
+            <numerusform>已从 %1 读回 %n 条先前的测量记录</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Pausing after this round: %n trial(s) measured</source>
+        <translation>
+            <numerusform>将在本轮结束后暂停：已测量 %n 次试验</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -843,6 +1004,14 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
     <message>
         <source>Start a tracker on a free loopback port with one sandboxed RPC server of key &quot;local&quot;</source>
         <translation>在空闲的回环端口上启动跟踪器，并启动一个设备键为“local”的沙箱 RPC 服务器</translation>
+    </message>
+    <message>
+        <source>Connecting to %1…</source>
+        <translation>正在连接 %1…</translation>
+    </message>
+    <message>
+        <source>The queue below is the last one seen, not the current one.</source>
+        <translation>下方为最后一次看到的队列，并非当前队列。</translation>
     </message>
 </context>
 </TS>

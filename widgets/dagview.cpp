@@ -18,6 +18,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "widgets/models/workloadtext.h"
+
 namespace tb::widgets {
 
 namespace {
@@ -37,6 +39,8 @@ DagView::DagView(QWidget* parent) : QWidget(parent) {
     m_header = new QLabel(this);
     m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_header->setContentsMargins(4, 2, 4, 2);
+    // A task's description and shapes run long: wrap them rather than widen the whole window.
+    m_header->setWordWrap(true);
     layout->addWidget(m_header);
     m_tabs = new QTabWidget(this);
     m_scene = new QGraphicsScene(this);
@@ -85,7 +89,7 @@ void DagView::fillTexts() {
     if (m_dag.taskId < 0) {
         m_header->setText(tr("No task selected"));
     } else {
-        QString head = tr("Task %1: %2").arg(m_dag.taskId).arg(m_dag.description);
+        QString head = tr("Task %1: %2").arg(m_dag.taskId).arg(models::workloadLabel(m_dag.description, m_dag.workloadKey));
         if (m_dag.bestMs >= 0) head += tr(" — best %1 ms").arg(m_dag.bestMs, 0, 'f', 4);
         m_header->setText(head);
         m_header->setToolTip(m_dag.workloadKey);

@@ -17,6 +17,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSortFilterProxyModel>
@@ -28,6 +29,9 @@
 #include <QTranslator>
 #include <QVBoxLayout>
 
+#include <limits>
+
+#include "app/session/logloader.h"
 #include "app/session/trackermonitor.h"
 #include "app/session/tuningsession.h"
 #include "widgets/dagview.h"
@@ -37,14 +41,39 @@
 #include "widgets/models/tasktablemodel.h"
 #include "widgets/setupwidget.h"
 #include "widgets/trackerpanel.h"
+#include "widgets/windowsize.h"
+#include "widgets/workloaddelegate.h"
 
 namespace tb::widgets {
+
+namespace {
+
+// TVM's table ends with tab-separated fields ("Trials: 128\tUsed time : 60 s"). A text view may
+// draw a tab that falls on a tab stop as nothing at all: expand tabs as a terminal does.
+QString expandTabs(const QString& text) {
+    QString out;
+    out.reserve(text.size() + 16);
+    int column = 0;
+    for (const QChar c : text) {
+        if (c == QLatin1Char('\t')) {
+            const int n = 8 - column % 8;
+            out += QString(n, QLatin1Char(' '));
+            column += n;
+        } else {
+            out += c;
+            column = c == QLatin1Char('\n') ? 0 : column + 1;
+        }
+    }
+    return out;
+}
+
+}  // namespace
 
 MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor* tracker, QWidget* parent)
     : QMainWindow(parent), m_session(session), m_trackerMonitor(tracker) {
     setObjectName(QStringLiteral("TuneBenchMainWindow"));
     setWindowIcon(QIcon(QStringLiteral(":/icons/tunebench.svg")));
-    resize(1600, 1000);
+    resize(fittedWindowSize(this, QSize(1600, 1000)));
 
     m_taskModel = new models::TaskTableModel(this);
     m_measureModel = new models::MeasurementModel(this);
@@ -91,7 +120,12 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
     m_taskView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_taskView->horizontalHeader()->setSectionResizeMode(models::TaskTableModel::DescriptionColumn, QHeaderView::Stretch);
     m_taskView->setWordWrap(false);
-    m_taskView->setTextElideMode(Qt::ElideLeft);  // "…conv2d_multiply_add_nn_relu": the tail tells tasks apart
+    // "vm_mod_fused_nn_conv2d_add_nn_relu  1×56×56×64, 3×3×64×64 → 1×56×56×64": the delegate
+    // shortens the middle of the name first; the shapes tell the tasks apart.
+    m_taskView->setTextElideMode(Qt::ElideMiddle);
+    m_taskView->setItemDelegateForColumn(
+        models::TaskTableModel::DescriptionColumn,
+        new WorkloadDelegate(models::TaskTableModel::DescriptionRole, models::TaskTableModel::ShapesRole, false, m_taskView));
     m_chart = new LatencyChart(this);
     m_dagView = new DagView(this);
     m_tracker = new TrackerPanel(this);
@@ -106,13 +140,19 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
     m_log->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     m_log->setLineWrapMode(QPlainTextEdit::NoWrap);
 
-    // Rows of the centre: what the scheduler does (task table) and where candidates run (tracker);
-    // the selected task (DAG, code) and the latency curves; the running commentary (log, history).
-    auto* topRow = new QSplitter(Qt::Horizontal, this);
-    topRow->addWidget(m_taskView);
-    topRow->addWidget(m_tracker);
-    topRow->setStretchFactor(0, 5);
-    topRow->setStretchFactor(1, 2);
+    // Where candidates run (the tracker's queue) under the session setup, so that the task table
+    // has the whole width for its descriptions and shapes.
+    m_trackerDock = new QDockWidget(this);
+    m_trackerDock->setObjectName(QStringLiteral("TrackerDock"));
+    m_trackerDock->setWidget(m_tracker);
+    m_trackerDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    m_tracker->setTitleVisible(false);  // the dock's title says it
+    addDockWidget(Qt::LeftDockWidgetArea, m_trackerDock);
+    resizeDocks({m_dock, m_trackerDock}, {3, 1}, Qt::Vertical);
+    resizeDocks({m_dock}, {360}, Qt::Horizontal);
+
+    // Rows of the centre: what the scheduler does (task table); the selected task (DAG, code) and
+    // the latency curves; the running commentary (log, history).
     auto* midRow = new QSplitter(Qt::Horizontal, this);
     midRow->addWidget(m_dagView);
     midRow->addWidget(m_chart);
@@ -122,14 +162,13 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
     m_bottomTabs->addTab(m_log, QString());
     m_bottomTabs->addTab(m_measureView, QString());
     auto* central = new QSplitter(Qt::Vertical, this);
-    central->addWidget(topRow);
+    central->addWidget(m_taskView);
     central->addWidget(midRow);
     central->addWidget(m_bottomTabs);
     central->setStretchFactor(0, 4);
     central->setStretchFactor(1, 4);
     central->setStretchFactor(2, 2);
     central->setSizes({340, 420, 170});
-    topRow->setSizes({940, 360});
     midRow->setSizes({650, 650});
     setCentralWidget(central);
 
@@ -166,6 +205,7 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
         m_measureModel->clear();
         m_selectedTask = -1;
         if (!rows.isEmpty()) selectTask(rows.first().id);
+        if (m_runningJob.resume) loadResumedHistory(rows);
         updateStatus();
     });
     connect(m_session, &session::TuningSession::tasksUpdated, this, [this](const QList<session::TaskRow>& rows) {
@@ -176,9 +216,14 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
             m_session->requestDag(m_selectedTask);
         }
     });
-    connect(m_session, &session::TuningSession::measurementsAvailable, this, [this](const QList<session::MeasureRow>& rows) {
+    connect(m_session, &session::TuningSession::measurementsAvailable, this, [this](const QList<session::MeasureRow>& batch) {
         const bool atEnd = m_measureView->verticalScrollBar() == nullptr ||
                            m_measureView->verticalScrollBar()->value() == m_measureView->verticalScrollBar()->maximum();
+        // Tuning time, not wall time: the job's clock runs on while it is paused.
+        QList<session::MeasureRow> rows = batch;
+        for (auto& r : rows) r.elapsedS -= m_pausedS;
+        models::MeasurementModel::spreadRoundTimes(rows, m_lastRoundEndS);
+        if (!rows.isEmpty()) m_lastRoundEndS = rows.last().elapsedS;
         m_measureModel->append(rows);
         if (atEnd) m_measureView->scrollToBottom();
         m_chart->addMeasurements(rows);
@@ -187,7 +232,8 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
             if (r.errorNo != 0) ++m_failedTrials;
         updateStatus();
     });
-    connect(m_session, &session::TuningSession::latencyPointAdded, this, [this](const session::LatencyPoint& p) {
+    connect(m_session, &session::TuningSession::latencyPointAdded, this, [this](session::LatencyPoint p) {
+        p.elapsedS -= m_pausedS;
         m_chart->addLatencyPoint(p);
         m_estimatedMs = p.estimatedMs;
         m_tasksWithCost = p.tasksWithCost;
@@ -197,11 +243,18 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
     connect(m_session, &session::TuningSession::dagAvailable, this, [this](const session::DagSnapshot& d) {
         if (d.taskId == m_selectedTask) m_dagView->setDag(d);
     });
-    connect(m_session, &session::TuningSession::logMessage, m_log, &QPlainTextEdit::appendPlainText);
-    connect(m_session, &session::TuningSession::paused, this, [this] { m_status->setText(tr("Paused between rounds")); });
+    connect(m_session, &session::TuningSession::logMessage, this,
+            [this](const QString& line) { m_log->appendPlainText(logText(line)); });
+    connect(m_session, &session::TuningSession::paused, this, [this] {
+        // The round that was running when Pause was pressed has ended: now nothing runs.
+        m_parked = true;
+        m_parkedClock.start();
+        updateStatus();
+    });
     connect(m_session, &session::TuningSession::tuningFinished, this, [this](const QString& s) {
-        m_log->appendPlainText(s);
+        m_log->appendPlainText(logText(s));
         m_finishedText = s.section(QLatin1Char('\n'), 0, 0);
+        if (m_pausedS >= 1) m_finishedText += tr(" (%1 s of that paused)").arg(qRound(m_pausedS));
         updateStatus();
         if (m_closeRequested) close();
     });
@@ -213,7 +266,11 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
             close();
             return;
         }
-        QMessageBox::warning(this, tr("Tuning failed"), msg);
+        // Not modal: the window (and a test driving it) goes on while the message is up.
+        auto* box = new QMessageBox(QMessageBox::Warning, tr("Tuning failed"), msg, QMessageBox::Ok, this);
+        box->setObjectName(QStringLiteral("TuningFailedBox"));
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
     });
     connect(m_taskView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
         if (!cur.isValid()) return;
@@ -271,6 +328,7 @@ void MainWindow::buildMenus() {
 void MainWindow::retranslate() {
     setWindowTitle(tr("TuneBench — auto-tuning workbench"));
     m_dock->setWindowTitle(tr("Session"));
+    m_trackerDock->setWindowTitle(tr("Device tracker"));
     m_start->setText(tr("Start"));
     m_start->setToolTip(tr("Extract the tasks of the network and tune them"));
     m_pause->setText(m_session->state() == session::TuningSession::State::Paused ? tr("Resume") : tr("Pause"));
@@ -332,15 +390,75 @@ void MainWindow::startTuning() {
     m_finishedText.clear();
     m_progress->setValue(0);
     m_log->clear();
+    // Nothing of the previous job stays on screen: if this one fails before it has tasks, the
+    // table, charts and DAG agree that there is nothing to show.
+    m_taskModel->clear();
+    m_measureModel->clear();
+    m_chart->clear();
     m_dagView->clear();
+    m_selectedTask = -1;
+    m_parked = false;
+    m_pausedS = 0;
+    m_lastRoundEndS = 0;
     const session::TuningJob j = m_setup->job();
+    ++m_jobSerial;
+    m_runningJob = j;
+    // The job appends to the log it resumes: its history is what the file holds now.
+    m_resumeBytes = j.resume ? QFileInfo(j.logPath).size() : -1;
     m_lastLogPath = j.logPath;
     m_session->start(j);
+}
+
+void MainWindow::loadResumedHistory(const QList<session::TaskRow>& tasks) {
+    const quint64 serial = m_jobSerial;
+    session::loadTuningHistoryAsync(
+        m_runningJob.logPath, tasks, m_runningJob.perRound, m_resumeBytes, this, [this, serial](const session::TuningHistory& h) {
+            if (serial != m_jobSerial) return;  // another job started meanwhile
+            if (!h.error.isEmpty()) {
+                m_log->appendPlainText(tr("The history of %1 could not be read back: %2").arg(h.path, h.error));
+                return;
+            }
+            if (h.measurements.isEmpty()) return;
+            // Before the rows and points of this run, which may have arrived already.
+            QList<session::MeasureRow> rows = h.measurements;
+            models::MeasurementModel::spreadRoundTimes(rows, -std::numeric_limits<double>::infinity());
+            m_measureModel->prepend(rows);
+            m_chart->addHistory(rows, h.points);
+            m_totalTrials += int(h.measurements.size());
+            for (const auto& r : h.measurements)
+                if (r.errorNo != 0) ++m_failedTrials;
+            m_log->appendPlainText(tr("%n earlier measurement(s) read back from %1", nullptr, int(h.measurements.size())).arg(h.path));
+            updateStatus();
+        });
+}
+
+QString MainWindow::logText(const QString& engineText) const {
+    QString text = expandTabs(engineText);
+    if (m_pausedS >= 0.5) {
+        // TVM's "Used time" is the time since tuning started; time spent paused was not used.
+        static const QRegularExpression usedTime(QStringLiteral("Used time : (\\d+) s"));
+        QString out;
+        qsizetype last = 0;
+        for (auto it = usedTime.globalMatch(text); it.hasNext();) {
+            const QRegularExpressionMatch m = it.next();
+            const int used = std::max(0, m.captured(1).toInt() - qRound(m_pausedS));
+            out += QStringView(text).mid(last, m.capturedStart() - last) + QStringLiteral("Used time : %1 s").arg(used);
+            last = m.capturedEnd();
+        }
+        text = out + QStringView(text).mid(last);
+    }
+    return text;
 }
 
 void MainWindow::onSessionState(int s) {
     const auto st = session::TuningSession::State(s);
     const bool idle = st == session::TuningSession::State::Idle;
+    if (m_lastState == int(session::TuningSession::State::Paused) && st != session::TuningSession::State::Paused) {
+        if (m_parked) m_pausedS += m_parkedClock.elapsed() / 1000.0;
+        m_parked = false;
+    }
+    m_lastState = s;
+    if (idle) m_taskModel->clearNext();  // stopped or failed: the scheduler picks nothing next
     if (idle) m_setup->refreshResumeOffer();  // the job just written can be continued
     m_start->setEnabled(idle && m_setup->isValid());
     m_setup->setEnabled(idle);
@@ -361,7 +479,11 @@ void MainWindow::updateStatus() {
             text = m_taskModel->rowCount() == 0 ? tr("Extracting tasks…")
                                                 : tr("Tuning: %n trial(s) measured", nullptr, m_totalTrials);
             break;
-        case State::Paused: text = tr("Paused: %n trial(s) measured", nullptr, m_totalTrials); break;
+        case State::Paused:
+            // The session is Paused at once, but the round that was running goes on to its end.
+            text = m_parked ? tr("Paused: %n trial(s) measured", nullptr, m_totalTrials)
+                            : tr("Pausing after this round: %n trial(s) measured", nullptr, m_totalTrials);
+            break;
         case State::Stopping: text = tr("Stopping after the current round…"); break;
     }
     if (m_failedTrials > 0 && m_session->state() != State::Idle) text += tr(" (%n failed)", nullptr, m_failedTrials);
@@ -391,16 +513,26 @@ void MainWindow::selectTask(int taskId) {
     m_session->requestDag(taskId);
 }
 
-void MainWindow::openLogInspector(const QString& logPath) {
+LogInspector* MainWindow::openLogInspector(const QString& logPath) {
     // A separate window that closes with ours.
     auto* w = new LogInspector(this);
     w->setWindowFlag(Qt::Window);
     w->setAttribute(Qt::WA_DeleteOnClose);
     w->setWindowIcon(windowIcon());
+    const QString jobLog = m_lastLogPath.isEmpty() ? m_setup->job().logPath : m_lastLogPath;
+    // Distilled logs go to the session's folder (where its log is written), not beside the source.
+    if (!jobLog.isEmpty()) w->setOutputFolder(QFileInfo(jobLog).absolutePath());
     w->show();
-    const QString log = !logPath.isEmpty() ? logPath : m_lastLogPath.isEmpty() ? m_setup->job().logPath : m_lastLogPath;
-    if (!log.isEmpty() && QFileInfo(log).isFile()) w->openLog(log);
+    // A log asked for by name is opened even when it is not there, so the inspector says so; the
+    // job's own log only when it exists.
+    if (!logPath.isEmpty())
+        w->openLog(logPath);
+    else if (!jobLog.isEmpty() && QFileInfo(jobLog).isFile())
+        w->openLog(jobLog);
+    return w;
 }
+
+QString MainWindow::statusText() const { return m_status->text(); }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
     if (m_session->state() != session::TuningSession::State::Idle) {

@@ -5,6 +5,7 @@
 // the measurement history below. It talks only to the session bridge (value types), never to
 // engine objects.
 
+#include <QElapsedTimer>
 #include <QMainWindow>
 
 #include "app/session/snapshots.h"
@@ -35,6 +36,7 @@ namespace tb::widgets {
 
 class DagView;
 class LatencyChart;
+class LogInspector;
 class SetupWidget;
 class TrackerPanel;
 
@@ -64,11 +66,15 @@ public:
     TrackerPanel* trackerPanel() const { return m_tracker; }
     SetupWidget* setupWidget() const { return m_setup; }
     QPushButton* startButton() const { return m_start; }
+    QPushButton* pauseButton() const { return m_pause; }
+    QPushButton* stopButton() const { return m_stop; }
+    QString statusText() const;
+    QPlainTextEdit* engineLog() const { return m_log; }
     int selectedTask() const { return m_selectedTask; }
     /// Selects a task in the table (and asks the session for its DAG).
     void selectTask(int taskId);
     /// Opens a log inspector window on `logPath` (empty: the current job's log, if it exists).
-    void openLogInspector(const QString& logPath = QString());
+    LogInspector* openLogInspector(const QString& logPath = QString());
 
 protected:
     void closeEvent(QCloseEvent* e) override;
@@ -79,6 +85,9 @@ private:
     void retranslate();
     void onSessionState(int state);
     void updateStatus();
+    /// The engine's text as the log view shows it: tabs expanded, paused time out of "Used time".
+    QString logText(const QString& engineText) const;
+    void loadResumedHistory(const QList<session::TaskRow>& tasks);
 
     session::TuningSession* m_session;
     session::TrackerMonitor* m_trackerMonitor;
@@ -87,6 +96,7 @@ private:
     QSortFilterProxyModel* m_taskProxy;
     SetupWidget* m_setup;
     QDockWidget* m_dock;
+    QDockWidget* m_trackerDock;
     QTableView* m_taskView;
     QTableView* m_measureView;
     LatencyChart* m_chart;
@@ -121,6 +131,17 @@ private:
     double m_estimatedMs = -1;
     int m_tasksWithCost = 0;
     QString m_finishedText;
+    // The job being run: its number (late results of an older job are dropped), whether it
+    // resumes a log and how long that log was when it started (the history to read back).
+    quint64 m_jobSerial = 0;
+    session::TuningJob m_runningJob;
+    qint64 m_resumeBytes = -1;
+    // Pause: the worker parks only after the running round; paused time is not tuning time.
+    int m_lastState = 0;  // TuningSession::State
+    bool m_parked = false;
+    QElapsedTimer m_parkedClock;
+    double m_pausedS = 0;
+    double m_lastRoundEndS = 0;  // the previous round's end on the job's clock, for per-trial times
 };
 
 }  // namespace tb::widgets

@@ -18,7 +18,7 @@ namespace tb::widgets {
 
 TrackerPanel::TrackerPanel(QWidget* parent) : QWidget(parent), m_model(new models::DeviceQueueModel(this)) {
     auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 4, 0, 0);
+    layout->setContentsMargins(4, 4, 4, 4);
     m_title = new QLabel(this);
     QFont bold = m_title->font();
     bold.setBold(true);
@@ -58,9 +58,14 @@ TrackerPanel::TrackerPanel(QWidget* parent) : QWidget(parent), m_model(new model
         bool ok = false;
         int port = hp.value(1).toInt(&ok);
         if (hp.size() != 2 || hp[0].isEmpty() || !ok || port <= 0 || port > 65535) {
-            showStatus(tr("Invalid tracker address '%1': expected host:port").arg(m_address->text()));
+            // Says what is wrong with the field; the queue shown is still the current tracker's.
+            m_status->setText(tr("Invalid tracker address '%1': expected host:port").arg(m_address->text()));
             return;
         }
+        // Another tracker's queue must not stay on screen as if it were this one's.
+        m_expectedTracker = QStringLiteral("%1:%2").arg(hp[0]).arg(port);
+        clearQueue();
+        m_status->setText(tr("Connecting to %1…").arg(m_expectedTracker));
         Q_EMIT connectRequested(hp[0], port);
     });
     connect(m_address, &QLineEdit::returnPressed, m_connect, &QPushButton::click);
@@ -87,10 +92,32 @@ void TrackerPanel::changeEvent(QEvent* e) {
     QWidget::changeEvent(e);
 }
 
-void TrackerPanel::setTrackerAddress(const QString& hostPort) { m_address->setText(hostPort); }
+void TrackerPanel::setTrackerAddress(const QString& hostPort) {
+    m_address->setText(hostPort);
+    m_expectedTracker = hostPort;
+}
+
+void TrackerPanel::clearQueue() {
+    m_snapshot = {};
+    m_hasSnapshot = false;
+    m_model->setSnapshot({});
+    m_servers->clear();
+    setStale(false);
+}
+
+void TrackerPanel::setStale(bool stale) {
+    m_stale = stale;
+    m_keys->setEnabled(!stale);
+    m_servers->setEnabled(!stale);
+}
+
+void TrackerPanel::setTitleVisible(bool visible) { m_title->setVisible(visible); }
 QString TrackerPanel::statusText() const { return m_status->text(); }
 
 void TrackerPanel::showSnapshot(const session::DeviceQueueSnapshot& snapshot) {
+    // A poll of the previous tracker that was under way when another one was asked for.
+    if (!m_expectedTracker.isEmpty() && snapshot.tracker != m_expectedTracker) return;
+    setStale(false);
     m_snapshot = snapshot;
     m_hasSnapshot = true;
     m_model->setSnapshot(snapshot);
@@ -111,8 +138,11 @@ void TrackerPanel::updateSummary() {
 }
 
 void TrackerPanel::showStatus(const QString& status) {
+    // The tracker did not answer: what the tables show is its last known queue, greyed out.
     m_hasSnapshot = false;
-    m_status->setText(status);
+    setStale(m_model->rowCount() > 0 || m_servers->topLevelItemCount() > 0);
+    m_status->setText(m_stale ? status + QLatin1Char('\n') + tr("The queue below is the last one seen, not the current one.")
+                              : status);
 }
 
 }  // namespace tb::widgets

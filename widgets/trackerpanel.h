@@ -27,7 +27,12 @@ public:
     models::DeviceQueueModel* model() const { return m_model; }
     QTreeWidget* serverList() const { return m_servers; }
     QString statusText() const;
+    /// True while the tables show the last queue of a tracker that no longer answers.
+    bool isStale() const { return m_stale; }
+    /// The tracker whose queue this panel shows (snapshots of any other are dropped).
     void setTrackerAddress(const QString& hostPort);
+    /// Shows or hides the panel's own title (hidden in a dock, whose title bar says it).
+    void setTitleVisible(bool visible);
 
 public Q_SLOTS:
     void showSnapshot(const tb::session::DeviceQueueSnapshot& snapshot);
@@ -43,6 +48,8 @@ protected:
 private:
     void retranslate();
     void updateSummary();
+    void clearQueue();
+    void setStale(bool stale);
 
     models::DeviceQueueModel* m_model;
     QLabel* m_title;
@@ -55,6 +62,8 @@ private:
     QTreeWidget* m_servers;
     session::DeviceQueueSnapshot m_snapshot;
     bool m_hasSnapshot = false;
+    bool m_stale = false;
+    QString m_expectedTracker;  // "host:port" asked for; empty: any
 };
 
 }  // namespace tb::widgets

@@ -144,6 +144,7 @@ MeasureRow measureRow(const tuning::MeasuredTrial& trial, double flop, double el
     }
     r.elapsedS = elapsedS;
     r.predicted = trial.predicted;
+    r.allCostS = trial.outcome.allCost;
     return r;
 }
 

@@ -35,8 +35,10 @@ struct MeasureRow {
     double gflops = 0;
     int errorNo = 0;           ///< TVM MeasureErrorNO 0..8
     QString errorMessage;
-    double elapsedS = 0;       ///< seconds since the job started
+    double elapsedS = 0;       ///< seconds since the job started (< 0: before it, for fromLog rows)
     double predicted = 0;      ///< the cost model's score when the candidate was picked
+    double allCostS = 0;       ///< wall time the candidate took: build + run (s)
+    bool fromLog = false;      ///< read back from the log of an earlier run (resume): no prediction
 };
 
 /// A point of the estimated-total-latency curve.
@@ -110,6 +112,21 @@ struct LogSnapshot {
     QList<LogPoint> points;
 };
 
+/// One workload of two logs side by side (the log inspector's comparison): the same workload as
+/// TVM decodes keys (so a flat and a nested key of one workload meet).
+struct LogMatch {
+    QString key;          ///< as written in log A (in log B when A lacks it)
+    int a = -1, b = -1;   ///< index into each log's workloads; -1 = not in that log
+};
+
+/// What an earlier run of a job left in its log, in the shapes a live run reports (resume).
+struct TuningHistory {
+    QString path;
+    QList<MeasureRow> measurements;   ///< the records of the job's tasks, in file order (fromLog set)
+    QList<LatencyPoint> points;       ///< the estimated total latency after each of their rounds
+    QString error;                    ///< why the log could not be read (empty: fine)
+};
+
 /// Everything needed to start a tuning job from the window: the Qt-side mirror of the engine's
 /// tuning::TuningJob (engine/tuning/tuning_job.h), one field per `tunebench-cli tune` option, so
 /// that the session panel can set every option the CLI has. The worker converts it
@@ -164,3 +181,4 @@ Q_DECLARE_METATYPE(tb::session::DeviceQueueSnapshot)
 Q_DECLARE_METATYPE(tb::session::TuningJob)
 Q_DECLARE_METATYPE(tb::session::DagSnapshot)
 Q_DECLARE_METATYPE(tb::session::LogSnapshot)
+Q_DECLARE_METATYPE(tb::session::TuningHistory)

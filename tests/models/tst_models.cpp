@@ -5,9 +5,12 @@
 #include <QSortFilterProxyModel>
 #include <QtTest>
 
+#include <limits>
+
 #include "widgets/models/devicequeuemodel.h"
 #include "widgets/models/measurementmodel.h"
 #include "widgets/models/tasktablemodel.h"
+#include "widgets/models/workloadtext.h"
 
 using namespace tb;
 
@@ -238,6 +241,139 @@ private Q_SLOTS:
         QCOMPARE(models::MeasurementModel::errorName(42), QStringLiteral("ERROR_42"));
         m.clear();
         QCOMPARE(m.rowCount(), 0);
+    }
+
+    // Issue 16 #9: the shapes of the workload key tell the 18 "vm_mod_fused_nn_conv2d_add_nn_relu" apart.
+    void testWorkloadText_data() {
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<QString>("args");
+        QTest::addColumn<QString>("name");
+        QTest::addRow("auto_scheduler io shapes")
+            << QStringLiteral("[\"9b12f4c414bcd00df80666ee94c7a2fe\", [1, 7, 7, 512], [3, 3, 512, 512], [1, 1, 1, 512], [1, 7, 7, 512]]")
+            << QStringLiteral("1×7×7×512, 3×3×512×512, 512 → 1×7×7×512") << QStringLiteral("9b12f4c4…");
+        QTest::addRow("dense") << QStringLiteral("[\"0123456789abcdef0123456789abcdef\", [1, 1024], [1000, 1024], [1, 1000]]")
+                               << QStringLiteral("1×1024, 1000×1024 → 1×1000") << QStringLiteral("01234567…");
+        QTest::addRow("registered function, flat") << QStringLiteral("[\"matmul_add\", 1024, 1024, 1024, \"float32\"]")
+                                                   << QStringLiteral("1024, 1024, 1024, float32") << QStringLiteral("matmul_add");
+        QTest::addRow("autotvm") << QStringLiteral("[\"conv2d_nchw_spatial_pack.arm_cpu\", [\"TENSOR\", [1, 3, 224, 224], \"float32\"], "
+                                                   "[\"TENSOR\", [64, 3, 7, 7], \"float32\"], [2, 2], [3, 3, 3, 3], [1, 1], \"float32\"]")
+                                 << QStringLiteral("1×3×224×224, 64×3×7×7, (2, 2), (3, 3, 3, 3), (1, 1), float32")
+                                 << QStringLiteral("conv2d_nchw_spatial_pack.arm_cpu");
+        QTest::addRow("not a list") << QStringLiteral("mystery") << QString() << QStringLiteral("mystery");
+    }
+    void testWorkloadText() {
+        QFETCH(QString, key);
+        QFETCH(QString, args);
+        QFETCH(QString, name);
+        QCOMPARE(models::workloadArgsText(key), args);
+        QCOMPARE(models::workloadNameText(key), name);
+        QCOMPARE(models::workloadLabel(QStringLiteral("desc"), key), args.isEmpty() ? QStringLiteral("desc") : QStringLiteral("desc  ") + args);
+    }
+
+    void testTasksWithOneDescriptionDiffer() {
+        models::TaskTableModel m;
+        QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        auto a = task(0), b = task(1);
+        a.description = b.description = QStringLiteral("vm_mod_fused_nn_conv2d_add_nn_relu");
+        a.workloadKey = QStringLiteral("[\"6d628209072e3e3dd8f49359935acea6\", [1, 56, 56, 64], [1, 1, 64, 128], [1, 1, 1, 128], [1, 56, 56, 128]]");
+        b.workloadKey = QStringLiteral("[\"0b4ff7ec0e53bcb2d2b5ad4cb3ce8f8e\", [1, 56, 56, 128], [3, 3, 128, 1], [1, 1, 1, 128], [1, 56, 56, 128]]");
+        m.setTasks({a, b});
+        const QString ta = m.data(m.index(0, models::TaskTableModel::DescriptionColumn)).toString();
+        const QString tb = m.data(m.index(1, models::TaskTableModel::DescriptionColumn)).toString();
+        QVERIFY(ta != tb);
+        QCOMPARE(ta, QStringLiteral("vm_mod_fused_nn_conv2d_add_nn_relu  1×56×56×64, 1×1×64×128, 128 → 1×56×56×128"));
+        QCOMPARE(m.data(m.index(1, 1), models::TaskTableModel::DescriptionRole).toString(), b.description);
+        QCOMPARE(m.data(m.index(1, 1), models::TaskTableModel::ShapesRole).toString(),
+                 QStringLiteral("1×56×56×128, 3×3×128×1, 128 → 1×56×56×128"));
+        // Sorting by description puts tasks of one description in the order of their shapes.
+        QVERIFY(m.data(m.index(0, 1), models::TaskTableModel::SortRole).toString() !=
+                m.data(m.index(1, 1), models::TaskTableModel::SortRole).toString());
+    }
+
+    // Issue 16 #11: after Stop nothing is the scheduler's next pick.
+    void testClearNext() {
+        models::TaskTableModel m;
+        QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        auto t = task(2, 0.5, 8);
+        t.next = true;
+        m.setTasks({task(0), task(1), t});
+        QCOMPARE(m.data(m.index(2, models::TaskTableModel::IdColumn)).toString(), QStringLiteral("▶ 2"));
+        QSignalSpy changed(&m, &QAbstractItemModel::dataChanged);
+        m.clearNext();
+        QCOMPARE(changed.size(), 1);
+        QCOMPARE(changed[0][0].toModelIndex().row(), 2);
+        QCOMPARE(m.data(m.index(2, models::TaskTableModel::IdColumn)).toString(), QStringLiteral("2"));
+        QVERIFY(!m.task(2)->next);
+        m.clearNext();
+        QCOMPARE(changed.size(), 1);
+    }
+
+    // Issue 16 #4: a resumed job's history goes before the rows that arrived already.
+    void testMeasurementPrependHistory() {
+        models::MeasurementModel m(nullptr, 10);
+        QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QList<session::MeasureRow> live(3), history(9);
+        for (int i = 0; i < 3; ++i) live[i].trial = 9 + i;
+        for (int i = 0; i < 9; ++i) {
+            history[i].trial = i;
+            history[i].fromLog = true;
+        }
+        m.append(live);
+        QSignalSpy inserted(&m, &QAbstractItemModel::rowsInserted);
+        m.prepend(history);
+        QCOMPARE(inserted.size(), 1);
+        // Capacity 10: the oldest history rows give way, live rows stay.
+        QCOMPARE(m.rowCount(), 10);
+        QCOMPARE(m.rows().first().trial, 2);
+        QCOMPARE(m.rows().last().trial, 11);
+        QVERIFY(m.rows().first().fromLog);
+        QVERIFY(m.data(m.index(0, 0), Qt::ToolTipRole).toString().contains(QStringLiteral("earlier run")));
+        QVERIFY(!m.rows().last().fromLog);
+    }
+
+    // Issue 16 #13: the trials of one round no longer share one timestamp.
+    void testSpreadRoundTimes() {
+        QList<session::MeasureRow> round(4);
+        for (int i = 0; i < 4; ++i) {
+            round[i].elapsedS = 20;
+            round[i].allCostS = 0.5 + i;  // 0.5, 1.5, 2.5, 3.5 s
+        }
+        models::MeasurementModel::spreadRoundTimes(round, 10);
+        // Sequential runs: each ended the later trials' times before the round's end.
+        QCOMPARE(round[3].elapsedS, 20.0);
+        QCOMPARE(round[2].elapsedS, 16.5);
+        QCOMPARE(round[1].elapsedS, 14.0);
+        QCOMPARE(round[0].elapsedS, 12.5);
+        // Overlapping builds make the sum longer than the round: squeezed in after the last round.
+        QList<session::MeasureRow> tight(3);
+        for (auto& r : tight) {
+            r.elapsedS = 11;
+            r.allCostS = 2;
+        }
+        models::MeasurementModel::spreadRoundTimes(tight, 10);
+        QCOMPARE(tight[2].elapsedS, 11.0);
+        QCOMPARE(tight[1].elapsedS, 10.5);
+        QCOMPARE(tight[0].elapsedS, 10.0);
+        // A log read back: whole seconds, one per round, rounds one after the other.
+        QList<session::MeasureRow> log(5);
+        const double stamps[] = {-9, -9, -9, -4, -4};
+        for (int i = 0; i < 5; ++i) {
+            log[i].elapsedS = stamps[i];
+            log[i].allCostS = 1;
+        }
+        models::MeasurementModel::spreadRoundTimes(log, -std::numeric_limits<double>::infinity());
+        QCOMPARE(log[0].elapsedS, -11.0);
+        QCOMPARE(log[1].elapsedS, -10.0);
+        QCOMPARE(log[2].elapsedS, -9.0);
+        QCOMPARE(log[3].elapsedS, -5.0);
+        QCOMPARE(log[4].elapsedS, -4.0);
+        // Times that differ already are left alone.
+        QList<session::MeasureRow> distinct(2);
+        distinct[0].elapsedS = 1;
+        distinct[1].elapsedS = 2;
+        distinct[1].allCostS = 5;
+        models::MeasurementModel::spreadRoundTimes(distinct, 0);
+        QCOMPARE(distinct[0].elapsedS, 1.0);
     }
 };
 

@@ -6,7 +6,12 @@
 // carries every job setting.
 #include <QAbstractItemModelTester>
 #include <QAction>
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -19,6 +24,7 @@
 
 #include <cmath>
 
+#include "app/session/logloader.h"
 #include "app/session/trackermonitor.h"
 #include "app/session/tuningsession.h"
 #include "widgets/dagview.h"
@@ -30,6 +36,7 @@
 #include "widgets/models/tasktablemodel.h"
 #include "widgets/setupwidget.h"
 #include "widgets/trackerpanel.h"
+#include "widgets/qcustomplot_include.h"
 
 using namespace tb;
 
@@ -74,6 +81,68 @@ bool csvMatches(const QString& path, const QString& header, const QList<QList<do
         }
     }
     return true;
+}
+
+session::TuningJob mlpJob(const QString& logPath, int trials, int perRound = 8) {
+    session::TuningJob job;
+    job.network = QStringLiteral("mlp");
+    job.trials = trials;
+    job.perRound = perRound;
+    job.costModel = QStringLiteral("random");
+    job.minRepeatMs = 1;
+    job.logPath = logPath;
+    return job;
+}
+
+QList<session::TaskRow> fakeTasks(int n) {
+    QList<session::TaskRow> rows;
+    for (int i = 0; i < n; ++i) {
+        session::TaskRow r;
+        r.id = i;
+        r.description = QStringLiteral("vm_mod_fused_nn_dense_add");
+        r.workloadKey = QStringLiteral("[\"0123456789abcdef0123456789abcdef\", [1, %1], [%1, %1], [1, %1]]").arg(64 << i);
+        r.flop = 1e6;
+        r.bestMs = 0.5;
+        r.trials = 8;
+        r.state = QStringLiteral("tuned");
+        r.next = i == 0;
+        rows.append(r);
+    }
+    return rows;
+}
+
+// The ticks an axis drew at its last replot.
+QVector<double> ticks(QCPAxis* axis) {
+    axis->parentPlot()->replot(QCustomPlot::rpImmediateRefresh);
+    return axis->tickVector();
+}
+
+// A copy of `src`'s first `records` records with every workload key rewritten into TVM's older flat
+// form (["hash", 1, 7, 7, 512, ...]): the same workloads, spelled differently.
+bool writeFlatKeyCopy(const QString& src, const QString& dst, int records) {
+    QFile in(src), out(dst);
+    if (!in.open(QIODevice::ReadOnly) || !out.open(QIODevice::WriteOnly)) return false;
+    int n = 0;
+    while (!in.atEnd() && n < records) {
+        const QByteArray line = in.readLine().trimmed();
+        if (line.isEmpty() || line.startsWith('#')) continue;
+        QJsonObject rec = QJsonDocument::fromJson(line).object();
+        QJsonArray i = rec[QStringLiteral("i")].toArray();
+        QJsonArray task = i[0].toArray();
+        QJsonArray flat;
+        for (const QJsonValue& v : QJsonDocument::fromJson(task[0].toString().toUtf8()).array()) {
+            if (v.isArray())
+                for (const QJsonValue& d : v.toArray()) flat.append(d);
+            else
+                flat.append(v);
+        }
+        task[0] = QString::fromUtf8(QJsonDocument(flat).toJson(QJsonDocument::Compact));
+        i[0] = task;
+        rec[QStringLiteral("i")] = i;
+        out.write(QJsonDocument(rec).toJson(QJsonDocument::Compact) + '\n');
+        ++n;
+    }
+    return n == records;
 }
 
 QAction* findAction(QMenuBar* bar, const QString& text) {
@@ -390,6 +459,479 @@ private Q_SLOTS:
         w.setJob(j);
         QCOMPARE(w.job(), j);
         QVERIFY(w.isValid());
+    }
+
+    // ---- issue 16: the window as a user meets it ------------------------------------------
+
+    // #3: a Start that fails leaves no old tasks in the table while the detail views are empty.
+    void testFailedStartLeavesNoStalePanels() {
+        QTemporaryDir dir;
+        session::TuningSession s;
+        widgets::MainWindow w(&s, nullptr);
+        w.show();
+        // What an earlier job left on screen.
+        Q_EMIT s.tasksAdded(fakeTasks(3));
+        session::LatencyPoint p;
+        p.trials = 8;
+        p.partialMs = 1.5;
+        p.tasksWithCost = 1;
+        p.tasks = 3;
+        Q_EMIT s.latencyPointAdded(p);
+        QList<session::MeasureRow> rows(8);
+        for (auto& r : rows) r.gflops = 10;
+        Q_EMIT s.measurementsAvailable(rows);
+        QCOMPARE(w.taskModel()->rowCount(), 3);
+        QVERIFY(w.chart()->pointCount() > 0);
+
+        session::TuningJob job = mlpJob(dir.filePath(QStringLiteral("fail.json")), 16);
+        job.onnxPath = dir.filePath(QStringLiteral("missing.onnx"));
+        w.setJob(job);
+        QSignalSpy failed(&s, &session::TuningSession::tuningFailed);
+        w.startTuning();
+        QVERIFY(waitFor(failed, 1, 60000));
+        QCOMPARE(w.taskModel()->rowCount(), 0);
+        QCOMPARE(w.measurementModel()->rowCount(), 0);
+        QCOMPARE(w.chart()->pointCount(), 0);
+        QCOMPARE(w.selectedTask(), -1);
+        QCOMPARE(w.dagView()->nodeCount(), 0);
+        QVERIFY(w.statusText().contains(QStringLiteral("failed")));
+        // The message does not block the window: it is up, and the window answers meanwhile.
+        auto* box = w.findChild<QMessageBox*>(QStringLiteral("TuningFailedBox"));
+        QVERIFY(box);
+        QVERIFY(box->text().contains(QStringLiteral("missing.onnx")));
+        QVERIFY(w.startButton()->isEnabled());
+        box->close();
+    }
+
+    // #3: a failed Connect does not show the previous tracker's keys as the new one's.
+    void testTrackerPanelAfterFailedConnect() {
+        session::TuningSession s;
+        session::TrackerMonitor monitor;
+        widgets::MainWindow w(&s, &monitor);
+        w.show();
+        widgets::TrackerPanel* panel = w.trackerPanel();
+        QAbstractItemModelTester tester(panel->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        session::DeviceQueueSnapshot old;
+        old.tracker = QStringLiteral("10.0.0.1:9190");
+        old.keys = {{QStringLiteral("rasp4b-64"), 2, 1, 0}};
+        old.servers = {{QStringLiteral("10.0.0.2:9091"), QStringLiteral("server:rasp4b-64")}};
+        panel->setTrackerAddress(old.tracker);
+        panel->showSnapshot(old);
+        QCOMPARE(panel->model()->rowCount(), 1);
+        // The tracker stops answering: its last queue stays, greyed, and the panel says so.
+        panel->showStatus(QStringLiteral("Tracker 10.0.0.1:9190 unreachable: connection refused"));
+        QVERIFY(panel->isStale());
+        QVERIFY(panel->statusText().contains(QStringLiteral("last one seen")));
+
+        // Connect to another tracker, which is not there.
+        panel->setTrackerAddress(QStringLiteral("127.0.0.1:1"));
+        QPushButton* connectButton = nullptr;
+        for (auto* b : panel->findChildren<QPushButton*>())
+            if (b->text() == QStringLiteral("Connect")) connectButton = b;
+        QVERIFY(connectButton);
+        QSignalSpy status(&monitor, &session::TrackerMonitor::statusChanged);
+        QTest::mouseClick(connectButton, Qt::LeftButton);
+        QCOMPARE(panel->model()->rowCount(), 0);
+        QCOMPARE(panel->serverList()->topLevelItemCount(), 0);
+        QVERIFY(panel->statusText().contains(QStringLiteral("127.0.0.1:1")));
+        QVERIFY(waitFor(status, 1, 30000));
+        QCoreApplication::processEvents();
+        QVERIFY(panel->statusText().contains(QStringLiteral("unreachable")));
+        QCOMPARE(panel->model()->rowCount(), 0);
+        // A late answer of the old tracker is not taken for the new one's.
+        panel->showSnapshot(old);
+        QCOMPARE(panel->model()->rowCount(), 0);
+        monitor.stopAll();
+    }
+
+    // #4: resuming a log shows its history: the measurements, the curve before the resume point,
+    // and trial counts that go on from the log's.
+    void testResumeShowsTheHistory() {
+        QTemporaryDir dir;
+        const QString log = dir.filePath(QStringLiteral("resume.json"));
+        const auto recordsIn = [&log] {
+            QFile f(log);
+            return f.open(QIODevice::ReadOnly) ? int(f.readAll().count('\n')) : -1;
+        };
+        session::TuningSession s;
+        QSignalSpy finished(&s, &session::TuningSession::tuningFinished);
+        QSignalSpy failed(&s, &session::TuningSession::tuningFailed);
+        int firstRound = 0;
+        {
+            // The earlier run: two rounds on their own.
+            session::TuningSession first;
+            QSignalSpy done(&first, &session::TuningSession::tuningFinished);
+            QSignalSpy measured(&first, &session::TuningSession::measurementsAvailable);
+            first.start(mlpJob(log, 16));
+            QVERIFY(waitFor(done));
+            firstRound = int(measured[0][0].value<QList<session::MeasureRow>>().size());
+        }
+        const int earlier = recordsIn();
+        QVERIFY(earlier >= 16);
+        QVERIFY(session::loadTuningHistory(log, {}, 8).measurements.isEmpty());  // no task given: none matches
+
+        widgets::MainWindow w(&s, nullptr);
+        QAbstractItemModelTester tester(w.measurementModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        session::TuningJob job = mlpJob(log, earlier + 8);
+        job.resume = true;
+        w.setJob(job);
+        QVERIFY(w.job().resume);
+        w.startTuning();
+        QTRY_VERIFY_WITH_TIMEOUT(w.measurementModel()->rowCount() >= earlier, 120000);
+        if (s.state() == session::TuningSession::State::Running) {
+            // The status bar counts the log's trials too, as the engine does.
+            const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("(\\d+) trial")).match(w.statusText());
+            QVERIFY2(m.hasMatch() && m.captured(1).toInt() >= earlier, qPrintable(w.statusText()));
+        }
+        QVERIFY2(waitFor(finished), qPrintable(failed.isEmpty() ? QStringLiteral("timeout") : failed[0][0].toString()));
+        // The log's records read back, then this run's, numbered on from the log's.
+        const int total = recordsIn();
+        QVERIFY(total > earlier);
+        const auto& rows = w.measurementModel()->rows();
+        QCOMPARE(int(rows.size()), total);
+        for (int i = 0; i < total; ++i) {
+            QCOMPARE(rows[i].trial, i);
+            QCOMPARE(rows[i].fromLog, i < earlier);
+        }
+        for (int i = 0; i < earlier; ++i) {
+            QVERIFY(rows[i].elapsedS <= 0);  // before this run
+            QVERIFY(rows[i].errorNo != 0 || rows[i].costMs > 0);
+        }
+        QVERIFY(w.engineLog()->toPlainText().contains(QStringLiteral("%1 earlier measurement(s) read back").arg(earlier)));
+        // The curve: the earlier run's rounds before the resume point, this run's after it.
+        w.chart()->setView(widgets::LatencyChart::View::TotalVsTrials);
+        QList<double> xs;
+        for (int g = 0; g < w.chart()->plot()->graphCount(); ++g)
+            for (auto it = w.chart()->plot()->graph(g)->data()->constBegin(); it != w.chart()->plot()->graph(g)->data()->constEnd(); ++it)
+                xs.append(it->key);
+        std::sort(xs.begin(), xs.end());
+        QVERIFY(!xs.isEmpty());
+        QCOMPARE(xs.first(), double(firstRound));
+        QVERIFY(xs.contains(double(earlier)));
+        QCOMPARE(xs.last(), double(total));
+    }
+
+    // #5: the inspector says what is wrong with a file instead of "0 records" or nothing.
+    void testInspectorSaysWhatIsWrong_data() {
+        QTest::addColumn<QByteArray>("content");  // "<missing>" / "<dir>": no such file / a folder
+        QTest::addColumn<QString>("says");
+        QTest::addRow("missing") << QByteArray("<missing>") << QStringLiteral("does not exist");
+        QTest::addRow("folder") << QByteArray("<dir>") << QStringLiteral("folder");
+        QTest::addRow("empty") << QByteArray() << QStringLiteral("empty");
+        QTest::addRow("blank lines") << QByteArray("\n\n  \n") << QStringLiteral("empty");
+        QTest::addRow("other json") << QByteArray("{\"hello\":1}\n") << QStringLiteral("not a TVM tuning log");
+        QTest::addRow("text") << QByteArray("hello world\nsecond line\n") << QStringLiteral("not a TVM tuning log");
+        QTest::addRow("comments only") << QByteArray("# a header\n# another\n") << QStringLiteral("no records");
+    }
+    void testInspectorSaysWhatIsWrong() {
+        QFETCH(QByteArray, content);
+        QFETCH(QString, says);
+        QTemporaryDir dir;
+        QString path = dir.filePath(QStringLiteral("log.json"));
+        if (content == "<dir>") {
+            QVERIFY(QDir(dir.path()).mkdir(QStringLiteral("log.json")));
+        } else if (content != "<missing>") {
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(content);
+        }
+        widgets::LogInspector inspector;
+        QSignalSpy loaded(&inspector, &widgets::LogInspector::logLoaded);
+        inspector.openLog(path);
+        QVERIFY(waitFor(loaded, 1, 60000));
+        QCOMPARE(inspector.leftPane()->log().format, QStringLiteral("error"));
+        QVERIFY2(inspector.leftPane()->headerText().contains(says), qPrintable(inspector.leftPane()->headerText()));
+        QVERIFY(inspector.statusText().contains(says));
+        QVERIFY(inspector.statusText().contains(path));
+        QCOMPARE(inspector.leftPane()->workloadTable()->rowCount(), 0);
+    }
+
+    // #5: `--inspect` on a missing file opens the inspector, which says so.
+    void testInspectMissingFileFromWindow() {
+        session::TuningSession s;
+        widgets::MainWindow w(&s, nullptr);
+        w.openLogInspector(QStringLiteral("/nonexistent/tuning.json"));
+        auto* inspector = w.findChild<widgets::LogInspector*>();
+        QVERIFY(inspector);
+        QTRY_VERIFY_WITH_TIMEOUT(inspector->statusText().contains(QStringLiteral("does not exist")), 30000);
+    }
+
+    // #6: Distill offers the session's folder or the working directory, not the log's folder.
+    void testDistillSuggestsAWritableFolder() {
+        QTemporaryDir data, session;
+        const QString src = data.filePath(QStringLiteral("tophub.log"));
+        QVERIFY(QFile::copy(QStringLiteral("../shared/data/logs/autotvm/tophub_llvm_v0.04.log"), src));
+        widgets::LogInspector inspector;
+        QSignalSpy loaded(&inspector, &widgets::LogInspector::logLoaded);
+        inspector.openLog(src);
+        QVERIFY(waitFor(loaded, 1, 60000));
+        QCOMPARE(inspector.suggestedDistillPath(), QDir::current().filePath(QStringLiteral("tophub.best.json")));
+        inspector.setOutputFolder(session.path());
+        const QString out = inspector.suggestedDistillPath();
+        QCOMPARE(out, QDir(session.path()).filePath(QStringLiteral("tophub.best.json")));
+        QVERIFY(!session::distillLog(src, out).startsWith(QStringLiteral("error")));
+        QVERIFY(QFileInfo(out).size() > 0);
+        // A session folder that is gone: the working directory again.
+        inspector.setOutputFolder(session.filePath(QStringLiteral("gone")));
+        QCOMPARE(QFileInfo(inspector.suggestedDistillPath()).absolutePath(), QDir::currentPath());
+
+        // The main window points the inspector at the folder of the job's log.
+        session::TuningSession s;
+        widgets::MainWindow w(&s, nullptr);
+        session::TuningJob job = mlpJob(session.filePath(QStringLiteral("job.json")), 16);
+        w.setJob(job);
+        w.openLogInspector(src);
+        auto* fromWindow = w.findChild<widgets::LogInspector*>();
+        QVERIFY(fromWindow);
+        QSignalSpy loaded2(fromWindow, &widgets::LogInspector::logLoaded);
+        QVERIFY(waitFor(loaded2, 1, 60000));
+        QCOMPARE(QFileInfo(fromWindow->suggestedDistillPath()).absolutePath(), QFileInfo(session.path()).absoluteFilePath());
+    }
+
+    // #7: two logs aligned by workload (keys spelled differently still meet), best of each, the
+    // speedup, and both on one axis.
+    void testCompareLogsByWorkload() {
+        QTemporaryDir dir;
+        const QString a = QStringLiteral("../shared/data/logs/ansor/tvmsandbox_resnet-18-NHWC-B1-llvm.json");
+        const QString b = dir.filePath(QStringLiteral("first300.json"));
+        QVERIFY(writeFlatKeyCopy(a, b, 300));
+        widgets::LogInspector inspector;
+        inspector.show();
+        QSignalSpy loaded(&inspector, &widgets::LogInspector::logLoaded);
+        inspector.openLog(a);
+        QVERIFY(waitFor(loaded, 1, 60000));
+        QVERIFY(inspector.comparison()->isHidden());
+        inspector.openLog(b, true);
+        QVERIFY(waitFor(loaded, 2, 60000));
+        widgets::LogComparison* cmp = inspector.comparison();
+        QVERIFY(!cmp->isHidden());
+        const session::LogSnapshot& la = inspector.leftPane()->log();
+        const session::LogSnapshot& lb = inspector.rightPane()->log();
+        QCOMPARE(la.workloads.size(), 24);
+        QVERIFY(lb.workloads.size() >= 2);
+        // Every workload of B is one of A's: one row per workload of A, none only in B.
+        QCOMPARE(cmp->matches().size(), la.workloads.size());
+        int both = 0;
+        for (const auto& m : cmp->matches()) {
+            QVERIFY(m.a >= 0);
+            if (m.b < 0) continue;
+            ++both;
+            QVERIFY(lb.workloads[m.b].key != la.workloads[m.a].key);  // B spells the key flat
+        }
+        QCOMPARE(both, int(lb.workloads.size()));
+        QVERIFY(cmp->summaryText().contains(QStringLiteral("%1 workloads in both logs").arg(both)));
+        QVERIFY(cmp->summaryText().contains(QStringLiteral("0 only in B")));
+        // The table: shapes shown, and the speedup is best A / best B (A holds B's records and more).
+        QTableWidget* t = cmp->table();
+        t->sortByColumn(widgets::LogComparison::WorkloadColumn, Qt::AscendingOrder);
+        int checked = 0;
+        for (int r = 0; r < t->rowCount(); ++r) {
+            QVERIFY(t->item(r, widgets::LogComparison::WorkloadColumn)->text().contains(QStringLiteral("×")));
+            const int mi = t->item(r, widgets::LogComparison::WorkloadColumn)->data(Qt::UserRole).toInt();
+            const session::LogMatch& m = cmp->matches()[mi];
+            if (m.b < 0 || lb.workloads[m.b].bestMs <= 0) {
+                QCOMPARE(t->item(r, widgets::LogComparison::SpeedupColumn)->text(), QStringLiteral("-"));
+                continue;
+            }
+            const double expected = la.workloads[m.a].bestMs / lb.workloads[m.b].bestMs;
+            const double shown = t->item(r, widgets::LogComparison::SpeedupColumn)->data(Qt::UserRole + 1).toDouble();
+            QCOMPARE(shown, expected);
+            QVERIFY(shown <= 1.0 + 1e-12);
+            QVERIFY(t->item(r, widgets::LogComparison::SpeedupColumn)->text().endsWith(QStringLiteral("×")));
+            ++checked;
+        }
+        QVERIFY(checked >= 1);
+        // One shared axis: the selected workload's costs from A and from B in one plot.
+        for (int r = 0; r < t->rowCount(); ++r) {
+            const int mi = t->item(r, 0)->data(Qt::UserRole).toInt();
+            if (cmp->matches()[mi].b < 0 || lb.workloads[cmp->matches()[mi].b].valid == 0) continue;
+            t->setCurrentCell(r, 0);
+            break;
+        }
+        QCustomPlot* plot = cmp->plot();
+        QCOMPARE(plot->graphCount(), 4);  // A's points and best-so-far, B's points and best-so-far
+        QVERIFY(plot->graph(0)->data()->size() > 0);
+        QVERIFY(plot->graph(2)->data()->size() > 0);
+        QVERIFY(plot->graph(0)->data()->size() >= plot->graph(2)->data()->size());
+        QCOMPARE(plot->yAxis->scaleType(), QCPAxis::stLogarithmic);
+        QCOMPARE(inspector.leftPane()->headerText().left(3), QStringLiteral("A: "));
+        QCOMPARE(inspector.rightPane()->headerText().left(3), QStringLiteral("B: "));
+
+        // The engine's alignment directly: a flat and a nested key of one workload are one workload.
+        const QList<session::LogMatch> ms = session::matchWorkloads(lb, la);
+        QCOMPARE(ms.size(), la.workloads.size());
+        for (int j = 0; j < lb.workloads.size(); ++j) QVERIFY(ms[j].a == j && ms[j].b >= 0);
+    }
+
+    // #8: predicted vs measured zooms to the scores there are and ranks the last round.
+    void testPredictedVsMeasured() {
+        // Spearman with ties: average ranks.
+        QCOMPARE(widgets::LatencyChart::spearman({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
+        QCOMPARE(widgets::LatencyChart::spearman({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0);
+        QVERIFY(qFuzzyCompare(widgets::LatencyChart::spearman({1, 2, 2, 3}, {1, 2, 3, 4}), 4.5 / std::sqrt(22.5)));
+        QVERIFY(std::isnan(widgets::LatencyChart::spearman({0, 0, 0}, {1, 2, 3})));
+        QVERIFY(std::isnan(widgets::LatencyChart::spearman({1}, {1})));
+
+        widgets::LatencyChart chart;
+        chart.resize(800, 500);
+        chart.show();
+        chart.setSelectedTask(0);
+        chart.setView(widgets::LatencyChart::View::PredictedVsMeasured);
+        // Round one: random picks and the seed carry no score (0); the untrained model scores the
+        // others all the same.
+        QList<session::MeasureRow> round1(8);
+        for (int i = 0; i < 8; ++i) {
+            round1[i].taskId = 0;
+            round1[i].trial = i;
+            round1[i].gflops = 10 + i;
+            round1[i].predicted = i < 2 ? 0 : 0.5;
+        }
+        chart.addMeasurements(round1);
+        QVERIFY2(chart.statsText().contains(QStringLiteral("same score")), qPrintable(chart.statsText()));
+        QVERIFY(chart.statsText().contains(QStringLiteral("2 picked without a score")));
+        QCOMPARE(chart.pointCount(), 6);
+        // Round two: scores within 1e-4 of 0.9999, ranked exactly as the measurements.
+        QList<session::MeasureRow> round2(8);
+        for (int i = 0; i < 8; ++i) {
+            round2[i].taskId = 0;
+            round2[i].trial = 8 + i;
+            round2[i].gflops = 20 + i;
+            round2[i].predicted = 0.99990 + 1e-5 * i;
+        }
+        round2[7].errorNo = 4;  // a failed run has no throughput to rank
+        chart.addMeasurements(round2);
+        QVERIFY2(chart.statsText().contains(QStringLiteral("Spearman ρ = 1.00 over 7 candidate")), qPrintable(chart.statsText()));
+        // Round one ranks nothing (one score), so the mean is over round two alone: not shown.
+        QVERIFY(!chart.statsText().contains(QStringLiteral("mean")));
+        QCOMPARE(chart.pointCount(), 13);
+        // The score axis spans the round's scores (0.9999 … 0.99996), not a fixed 0–1; throughput
+        // starts at 0 and reaches the highest point of every round.
+        const QCPRange x = chart.plot()->xAxis->range();
+        QVERIFY2(x.lower > 0.9998 && x.upper < 1.0001, qPrintable(QStringLiteral("%1 %2").arg(x.lower).arg(x.upper)));
+        QVERIFY(x.upper > 0.99996 && x.lower < 0.9999);
+        QCOMPARE(chart.plot()->yAxis->range().lower, 0.0);
+        QVERIFY(chart.plot()->yAxis->range().upper > 26);
+
+        // A third round ranked backwards: its ρ = -1, the mean over the two ranked rounds 0.
+        QList<session::MeasureRow> backwards = round2;
+        for (int i = 0; i < 8; ++i) backwards[i].gflops = 30 - i;
+        chart.addMeasurements(backwards);
+        QVERIFY2(chart.statsText().contains(QStringLiteral("ρ = -1.00 over 7")), qPrintable(chart.statsText()));
+        QVERIFY2(chart.statsText().contains(QStringLiteral("mean over 2 round(s): ρ = 0.00")), qPrintable(chart.statsText()));
+
+        // A round where no candidate has a score says so.
+        QList<session::MeasureRow> round3 = round1;
+        for (auto& r : round3) r.predicted = 0;
+        chart.addMeasurements(round3);
+        QVERIFY2(chart.statsText().startsWith(QStringLiteral("Last round: no candidate has a cost model score")),
+                 qPrintable(chart.statsText()));
+    }
+
+    // #10: margins around the data, whole trial numbers, no negative latency, log labels under 10.
+    void testChartAxes() {
+        widgets::LatencyChart chart;
+        chart.resize(800, 500);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        chart.setSelectedTask(0);
+        chart.setView(widgets::LatencyChart::View::Candidates);
+        QList<session::MeasureRow> rows(3);
+        for (int i = 0; i < 3; ++i) {
+            rows[i].taskId = 0;
+            rows[i].gflops = 5 + i;
+        }
+        chart.addMeasurements(rows);
+        QCustomPlot* plot = chart.plot();
+        QVERIFY(plot->xAxis->range().lower < 1 && plot->xAxis->range().upper > 3);
+        const QVector<double> xt = ticks(plot->xAxis);
+        QVERIFY(!xt.isEmpty());
+        for (double t : xt) QCOMPARE(t, std::round(t));
+        QCOMPARE(plot->yAxis->range().lower, 0.0);
+        plot->yAxis->setRange(-3, 5);  // a drag below zero stops at zero
+        QCOMPARE(plot->yAxis->range().lower, 0.0);
+
+        // Costs between 0.2 and 0.8 ms: labelled ticks inside the range, not only at powers of ten.
+        widgets::LogPane pane;
+        pane.resize(700, 700);
+        pane.show();
+        session::LogSnapshot log;
+        log.path = QStringLiteral("small.json");
+        log.format = QStringLiteral("auto_scheduler");
+        log.records = log.valid = 7;
+        session::LogWorkloadRow w;
+        w.key = QStringLiteral("[\"matmul_add\", 128, 128, 128, \"float32\"]");
+        w.records = w.valid = 7;
+        w.bestMs = 0.2;
+        log.workloads = {w};
+        for (int i = 0; i < 7; ++i) log.points.append({i, 0, 0.8 - 0.1 * i, 0});
+        pane.setLog(log);
+        QCOMPARE(pane.plottedPoints(), 7);
+        const QVector<double> yt = ticks(pane.plot()->yAxis);
+        int inside = 0;
+        for (double t : yt)
+            if (t >= 0.2 && t <= 0.8) ++inside;
+        QVERIFY2(inside >= 2, qPrintable(QString::number(yt.size())));
+        QVERIFY(pane.plot()->yAxis->range().lower < 0.2 && pane.plot()->yAxis->range().upper > 0.8);
+    }
+
+    // #13: the chart's CSV leaves values that do not exist empty instead of writing -1.
+    void testChartCsvLeavesMissingValuesEmpty() {
+        QTemporaryDir dir;
+        widgets::LatencyChart chart;
+        session::LatencyPoint warm;
+        warm.trials = 8;
+        warm.elapsedS = 1.5;
+        warm.partialMs = 2.5;
+        warm.tasksWithCost = 1;
+        warm.tasks = 3;
+        chart.addLatencyPoint(warm);
+        const QString csv = dir.filePath(QStringLiteral("total.csv"));
+        QVERIFY(chart.exportCsv(csv));
+        QFile f(csv);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = f.readAll().split('\n');
+        QCOMPARE(lines.value(1), QByteArray("8,1.5,,2.5,1,3"));
+        QVERIFY(!lines.join('\n').contains("-1"));
+
+        chart.setSelectedTask(0);
+        chart.setView(widgets::LatencyChart::View::Candidates);
+        session::MeasureRow bad;
+        bad.taskId = 0;
+        bad.trial = 3;
+        bad.errorNo = 7;
+        bad.predicted = 0.25;
+        chart.addMeasurements({bad});
+        QVERIFY(chart.exportCsv(csv));
+        QFile g(csv);
+        QVERIFY(g.open(QIODevice::ReadOnly));
+        QCOMPARE(g.readAll().split('\n').value(1), QByteArray("0,3,,,7,0.25"));
+    }
+
+    // #11, #12: "pausing" until the round has ended, no ▶ after Stop, tabs shown as spaces.
+    void testPauseStopAndLogText() {
+        QTemporaryDir dir;
+        session::TuningSession s;
+        widgets::MainWindow w(&s, nullptr);
+        Q_EMIT s.logMessage(QStringLiteral("Estimated total latency: - ms\tTrials: 128\tUsed time : 60 s\tNext ID: 1\t"));
+        QVERIFY(w.engineLog()->toPlainText().contains(QRegularExpression(QStringLiteral("Trials: 128 +Used time : 60 s +Next ID: 1"))));
+
+        w.setJob(mlpJob(dir.filePath(QStringLiteral("pause.json")), 100000, 4));
+        QSignalSpy measured(&s, &session::TuningSession::measurementsAvailable);
+        QSignalSpy paused(&s, &session::TuningSession::paused);
+        QSignalSpy finished(&s, &session::TuningSession::tuningFinished);
+        w.startTuning();
+        QVERIFY(waitFor(measured));
+        QTest::mouseClick(w.pauseButton(), Qt::LeftButton);
+        QCOMPARE(s.state(), session::TuningSession::State::Paused);
+        if (paused.isEmpty()) QVERIFY2(w.statusText().startsWith(QStringLiteral("Pausing after this round")), qPrintable(w.statusText()));
+        QVERIFY(waitFor(paused));
+        QVERIFY2(w.statusText().startsWith(QStringLiteral("Paused:")), qPrintable(w.statusText()));
+        QTest::qWait(1500);  // paused time, which is not tuning time
+        QTest::mouseClick(w.stopButton(), Qt::LeftButton);
+        QVERIFY(waitFor(finished));
+        for (int r = 0; r < w.taskModel()->rowCount(); ++r)
+            QVERIFY(!w.taskModel()->data(w.taskModel()->index(r, models::TaskTableModel::IdColumn)).toString().contains(QStringLiteral("▶")));
+        QVERIFY2(w.statusText().contains(QStringLiteral("paused")), qPrintable(w.statusText()));
     }
 };
 

@@ -3,6 +3,9 @@
 
 #include <QBrush>
 #include <QColor>
+#include <QFont>
+
+#include <algorithm>
 
 namespace tb::models {
 
@@ -33,6 +36,12 @@ QVariant MeasurementModel::data(const QModelIndex& index, int role) const {
         }
     } else if (role == Qt::ToolTipRole && r.errorNo != 0) {
         return r.errorMessage;
+    } else if (role == Qt::ToolTipRole && r.fromLog) {
+        return tr("Read back from the log of an earlier run (times are seconds before this run started)");
+    } else if (role == Qt::FontRole && r.fromLog) {
+        QFont f;
+        f.setItalic(true);
+        return f;
     } else if (role == Qt::ForegroundRole && r.errorNo != 0) {
         return QBrush(QColor(200, 40, 40));
     }
@@ -66,6 +75,36 @@ void MeasurementModel::append(const QList<session::MeasureRow>& rows) {
     beginInsertRows(QModelIndex(), first, first + int(batch.size()) - 1);
     m_rows.append(batch);
     endInsertRows();
+}
+
+void MeasurementModel::prepend(const QList<session::MeasureRow>& rows) {
+    const int room = m_capacity - int(m_rows.size());
+    if (rows.isEmpty() || room <= 0) return;
+    const QList<session::MeasureRow> batch = rows.size() > room ? rows.mid(rows.size() - room) : rows;
+    beginInsertRows(QModelIndex(), 0, int(batch.size()) - 1);
+    m_rows = batch + m_rows;
+    endInsertRows();
+}
+
+void MeasurementModel::spreadRoundTimes(QList<session::MeasureRow>& rows, double notBefore) {
+    for (qsizetype first = 0; first < rows.size();) {
+        // One run of trials stamped with one time: a round.
+        const double end = rows[first].elapsedS;
+        qsizetype last = first;
+        while (last + 1 < rows.size() && rows[last + 1].elapsedS == end) ++last;
+        double later = 0;  // build + run time of the trials after the run's first
+        for (qsizetype i = first + 1; i <= last; ++i) later += std::max(0.0, rows[i].allCostS);
+        const double room = std::max(0.0, end - notBefore);
+        const double scale = later > room && later > 0 ? room / later : 1.0;
+        double t = end;
+        for (qsizetype i = last; i > first; --i) {
+            rows[i].elapsedS = t;
+            t -= scale * std::max(0.0, rows[i].allCostS);
+        }
+        rows[first].elapsedS = std::max(notBefore, t);
+        notBefore = end;
+        first = last + 1;
+    }
 }
 
 void MeasurementModel::clear() {

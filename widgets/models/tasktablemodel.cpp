@@ -6,6 +6,8 @@
 #include <QFont>
 #include <QLocale>
 
+#include "widgets/models/workloadtext.h"
+
 namespace tb::models {
 
 TaskTableModel::TaskTableModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -37,7 +39,7 @@ QVariant TaskTableModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
             case IdColumn: return r.next ? QStringLiteral("▶ %1").arg(r.id) : QString::number(r.id);
-            case DescriptionColumn: return r.description;
+            case DescriptionColumn: return workloadLabel(r.description, r.workloadKey);
             case WeightColumn: return QString::number(r.weight, 'g', 6);
             case FlopColumn: return formatFlop(r.flop);
             case LatencyColumn: return has ? QString::number(r.bestMs, 'f', 3) : QStringLiteral("-");
@@ -49,7 +51,7 @@ QVariant TaskTableModel::data(const QModelIndex& index, int role) const {
     } else if (role == SortRole) {
         switch (index.column()) {
             case IdColumn: return r.id;
-            case DescriptionColumn: return r.description;
+            case DescriptionColumn: return workloadLabel(r.description, r.workloadKey);
             case WeightColumn: return r.weight;
             case FlopColumn: return r.flop;
             case LatencyColumn: return has ? r.bestMs : 1e300;
@@ -62,6 +64,10 @@ QVariant TaskTableModel::data(const QModelIndex& index, int role) const {
         return r.id;
     } else if (role == WorkloadKeyRole) {
         return r.workloadKey;
+    } else if (role == DescriptionRole) {
+        return r.description;
+    } else if (role == ShapesRole) {
+        return workloadArgsText(r.workloadKey);
     } else if (role == Qt::ToolTipRole) {
         return r.workloadKey;
     } else if (role == Qt::TextAlignmentRole) {
@@ -133,6 +139,14 @@ void TaskTableModel::updateTasks(const QList<session::TaskRow>& rows) {
 }
 
 void TaskTableModel::clear() { setTasks({}); }
+
+void TaskTableModel::clearNext() {
+    for (int i = 0; i < m_rows.size(); ++i) {
+        if (!m_rows[i].next) continue;
+        m_rows[i].next = false;
+        Q_EMIT dataChanged(index(i, 0), index(i, ColumnCount - 1));
+    }
+}
 
 const session::TaskRow* TaskTableModel::task(int taskId) const {
     auto it = m_rowOfTask.constFind(taskId);

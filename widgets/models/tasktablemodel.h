@@ -17,7 +17,9 @@ public:
         IdColumn, DescriptionColumn, WeightColumn, FlopColumn, LatencyColumn, GflopsColumn, TrialsColumn,
         ShareColumn, StateColumn, ColumnCount
     };
-    enum Role { SortRole = Qt::UserRole, TaskIdRole, WorkloadKeyRole };
+    /// DescriptionRole and ShapesRole: the two parts of the description column's text (TVM's task
+    /// description; workloadArgsText of the key), for a delegate that shortens the first.
+    enum Role { SortRole = Qt::UserRole, TaskIdRole, WorkloadKeyRole, DescriptionRole, ShapesRole };
 
     explicit TaskTableModel(QObject* parent = nullptr);
 
@@ -34,6 +36,8 @@ public:
     /// more than half the rows changed. Unknown ids are appended in one insert.
     void updateTasks(const QList<session::TaskRow>& rows);
     void clear();
+    /// Removes the scheduler's "next pick" mark (the job is over: nothing is picked next).
+    void clearNext();
     const session::TaskRow* task(int taskId) const;
     /// The shown (translated) name of a TaskRow::state.
     static QString stateName(const QString& state);
