@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <string>
 
 #include "app/cli/commands.h"
 #include "app/cli/tune_options.h"
@@ -72,8 +73,14 @@ int runTune(const QStringList& args) {
     const tuning::TuningJob job = options.job(p);
     std::unique_ptr<tuning::Tuner> tuner = tuning::buildTuner(job);
     tuning::NetworkTuner& network = tuner->network();
-    std::fprintf(stdout, "Extracted %zu tasks from %s (target %s)\n", network.tasks().size(),
+    std::fprintf(stdout, "Extracted %d tasks from %s (target %s)", tuner->extractedTasks(),
                  tuning::networkName(job.network).c_str(), tuner->target().recordString.c_str());
+    if (!job.taskIds.empty()) {  // --tasks
+        std::string ids;
+        for (const int i : tuner->taskIndices()) ids += (ids.empty() ? "" : ",") + std::to_string(i);
+        std::fprintf(stdout, "; tuning %zu of %d (tasks %s)", network.tasks().size(), tuner->extractedTasks(), ids.c_str());
+    }
+    std::fputc('\n', stdout);
     std::fprintf(stdout, "Runner: %s\n", tuner->runnerSummary().c_str());
     if (const auto& rs = tuner->resumeStats())
         std::fprintf(stdout, "Resumed from %s: %d records, %d of this network, %d replayed, %d unreadable lines\n",

@@ -2,6 +2,8 @@
 #include "engine/rpc/rpc_server.h"
 
 #include <poll.h>
+#include <sys/socket.h>
+#include <sys/types.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,6 +15,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "engine/rpc/session_protocol.h"
 #include "engine/rpc/socket.h"
@@ -25,6 +28,8 @@ namespace {
 
 constexpr std::int32_t kMaxGreetingBytes = 4096;
 constexpr int kReplyTimeoutMs = 30000;
+// Connections whose greeting is still arriving, at most; further peers wait in the listen backlog.
+constexpr size_t kMaxPendingHandshakes = 32;
 
 // Compares secrets without an early exit (the length may leak; the content does not).
 bool constantTimeEqual(const std::string& a, const std::string& b) {
@@ -54,7 +59,20 @@ struct RpcServer::Impl {
     mutable std::mutex keyMu;
     std::string matchKey;
 
+    // One accepted connection whose greeting (magic, length, "client:<match key> [options]") is
+    // still arriving. The server reads each peer's bytes as they come, so a peer that stalls half
+    // way through holds its own slot until its deadline, never the server.
+    struct PendingPeer {
+        Socket s;
+        std::string peer;
+        Deadline deadline;
+        std::string buf;  // the greeting's bytes so far
+        size_t need = 4;  // bytes wanted before the next check: 4 (magic), 8 (length), 8 + length
+    };
+    enum class GreetingState { kWaiting, kComplete, kDrop };
+
     // ---- server thread only ----
+    std::vector<PendingPeer> handshaking;  // accepted, greeting not complete yet
     TrackerSession tracker;
     std::set<std::string> oldKeys;
     int misses = 0;
@@ -80,7 +98,10 @@ struct RpcServer::Impl {
     void dropTracker(const std::string& why);
     void offerNewKey();
     void pollPending();
-    bool handshake(Socket& s, const std::string& peer, double* timeoutSec);
+    void acceptPeers();
+    GreetingState readGreeting(PendingPeer& p);
+    bool answerGreeting(Socket& s, const std::string& peer, const std::string& greeting, double* timeoutSec);
+    void serveConnection(PendingPeer p);
     void serveSession(Socket& s, double timeoutSec, const std::string& peer);
 };
 
@@ -139,23 +160,53 @@ void RpcServer::Impl::pollPending() {
     }
 }
 
-bool RpcServer::Impl::handshake(Socket& s, const std::string& peer, double* timeoutSec) {
+void RpcServer::Impl::acceptPeers() {
+    while (handshaking.size() < kMaxPendingHandshakes) {
+        PendingPeer p;
+        p.s = acceptTcp(listen.fd(), &p.peer);
+        if (!p.s.valid()) return;
+        p.deadline = deadlineAfterMs(opt.handshakeTimeoutMs);
+        handshaking.push_back(std::move(p));
+    }
+}
+
+RpcServer::Impl::GreetingState RpcServer::Impl::readGreeting(PendingPeer& p) {
+    while (p.buf.size() < p.need) {
+        char chunk[512];
+        const ssize_t n = ::recv(p.s.fd(), chunk, std::min(sizeof chunk, p.need - p.buf.size()), 0);
+        if (n == 0) {
+            log("handshake with " + p.peer + " failed: connection closed by the peer");
+            return GreetingState::kDrop;
+        }
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) return GreetingState::kWaiting;
+            log("handshake with " + p.peer + " failed: " + std::strerror(errno));
+            return GreetingState::kDrop;
+        }
+        p.buf.append(chunk, size_t(n));
+        if (p.buf.size() == 4 && p.need == 4) {
+            if (readLe32(p.buf.data()) != kRpcMagic) {
+                log("invalid magic from " + p.peer);
+                return GreetingState::kDrop;
+            }
+            p.need = 8;
+        } else if (p.buf.size() == 8 && p.need == 8) {
+            const std::int32_t len = readLe32(p.buf.data() + 4);
+            if (len <= 0 || len > kMaxGreetingBytes) {
+                log("invalid greeting length " + std::to_string(len) + " from " + p.peer);
+                return GreetingState::kDrop;
+            }
+            p.need = 8 + size_t(len);
+        }
+    }
+    return GreetingState::kComplete;
+}
+
+bool RpcServer::Impl::answerGreeting(Socket& s, const std::string& peer, const std::string& greeting,
+                                     double* timeoutSec) {
     const Deadline d = deadlineAfterMs(opt.handshakeTimeoutMs);
     const int w = wake.readFd();
-    char b[4];
-    recvAll(s.fd(), b, 4, d, w);
-    if (readLe32(b) != kRpcMagic) {
-        log("invalid magic from " + peer);
-        return false;
-    }
-    recvAll(s.fd(), b, 4, d, w);
-    const std::int32_t len = readLe32(b);
-    if (len <= 0 || len > kMaxGreetingBytes) {
-        log("invalid greeting length " + std::to_string(len) + " from " + peer);
-        return false;
-    }
-    std::string greeting(size_t(len), '\0');
-    recvAll(s.fd(), greeting.data(), greeting.size(), d, w);
     std::istringstream words(greeting);
     std::vector<std::string> arr;
     for (std::string word; words >> word;) arr.push_back(word);
@@ -186,6 +237,28 @@ bool RpcServer::Impl::handshake(Socket& s, const std::string& peer, double* time
     out += serverKey;
     sendAll(s.fd(), out.data(), out.size(), d, w);
     return true;
+}
+
+void RpcServer::Impl::serveConnection(PendingPeer p) {
+    bool served = false;
+    try {
+        double timeoutSec = 0;
+        if (answerGreeting(p.s, p.peer, p.buf.substr(8), &timeoutSec)) {
+            ++sessions;
+            served = true;
+            log("connection from " + p.peer);
+            serveSession(p.s, timeoutSec, p.peer);
+        }
+    } catch (const RpcError& e) {
+        if (e.kind() != RpcError::Kind::kInterrupted) log("handshake with " + p.peer + " failed: " + e.what());
+    }
+    p.s.close();
+    if (stopping || !served || !tracker.connected()) return;
+    try {
+        offerNewKey();
+    } catch (const RpcError& e) {
+        dropTracker(e.what());
+    }
 }
 
 void RpcServer::Impl::serveSession(Socket& s, double timeoutSec, const std::string& peer) {
@@ -289,50 +362,55 @@ void RpcServer::Impl::run() {
             connectTracker();
             if (stopping) break;
         }
-        pollfd fds[3] = {{wake.readFd(), POLLIN, 0}, {listen.fd(), POLLIN, 0}, {tracker.fd(), POLLIN, 0}};
-        const int nfds = tracker.connected() ? 3 : 2;
+        // [wake, listen, tracker, pending peers...]; poll(2) skips a negative fd: the listen socket
+        // while the pending slots are full, the tracker while disconnected.
+        std::vector<pollfd> fds = {{wake.readFd(), POLLIN, 0},
+                                   {handshaking.size() < kMaxPendingHandshakes ? listen.fd() : -1, POLLIN, 0},
+                                   {tracker.connected() ? tracker.fd() : -1, POLLIN, 0}};
+        const size_t polledPending = handshaking.size();
+        for (const PendingPeer& p : handshaking) fds.push_back({p.s.fd(), POLLIN, 0});
         long long waitMs = 1000;
         const auto now = Clock::now();
         if (tracker.connected())
             waitMs = std::chrono::duration_cast<std::chrono::milliseconds>(nextPing - now).count();
         else if (useTracker())
             waitMs = std::chrono::duration_cast<std::chrono::milliseconds>(nextTrackerAttempt - now).count();
+        for (const PendingPeer& p : handshaking)
+            waitMs = std::min<long long>(waitMs, std::chrono::duration_cast<std::chrono::milliseconds>(p.deadline - now).count());
         waitMs = std::clamp<long long>(waitMs + 1, 0, 1000);
-        if (::poll(fds, nfds, int(waitMs)) < 0 && errno != EINTR) {
+        if (::poll(fds.data(), fds.size(), int(waitMs)) < 0 && errno != EINTR) {
             log(std::string("poll failed: ") + std::strerror(errno));
             break;
         }
         if (fds[0].revents || stopping) break;
-        if (nfds == 3 && fds[2].revents) {
+        if (fds[2].revents) {
             // The tracker never speaks unprompted: readable means it closed (restart) or broke.
             dropTracker("connection closed");
             continue;
         }
-        if (fds[1].revents & POLLIN) {
-            std::string peer;
-            Socket s = acceptTcp(listen.fd(), &peer);
-            if (!s.valid()) continue;
-            bool served = false;
-            try {
-                double timeoutSec = 0;
-                if (handshake(s, peer, &timeoutSec)) {
-                    ++sessions;
-                    served = true;
-                    log("connection from " + peer);
-                    serveSession(s, timeoutSec, peer);
-                }
-            } catch (const RpcError& e) {
-                if (e.kind() != RpcError::Kind::kInterrupted) log("handshake with " + peer + " failed: " + e.what());
+        // Read what the peers polled this round have sent; a complete greeting is answered (and
+        // its session served) in arrival order, an incomplete one past its deadline is dropped.
+        std::vector<PendingPeer> ready;
+        const auto afterPoll = Clock::now();
+        for (size_t i = 0; i < polledPending; ++i) {
+            PendingPeer& p = handshaking[i];
+            GreetingState st = fds[3 + i].revents ? readGreeting(p) : GreetingState::kWaiting;
+            if (st == GreetingState::kWaiting && afterPoll >= p.deadline) {
+                log("handshake with " + p.peer + " failed: no complete greeting within " +
+                    std::to_string(opt.handshakeTimeoutMs) + " ms");
+                st = GreetingState::kDrop;
             }
-            s.close();
+            if (st == GreetingState::kComplete) ready.push_back(std::move(p));  // leaves p.s invalid
+            if (st == GreetingState::kDrop) p.s.close();
+        }
+        std::erase_if(handshaking, [](const PendingPeer& p) { return !p.s.valid(); });
+        if (fds[1].revents & POLLIN) acceptPeers();
+        for (PendingPeer& p : ready) {
             if (stopping) break;
-            if (served && tracker.connected()) {
-                try {
-                    offerNewKey();
-                } catch (const RpcError& e) {
-                    dropTracker(e.what());
-                }
-            }
+            serveConnection(std::move(p));
+        }
+        if (stopping) break;
+        if (!ready.empty()) {
             nextPing = Clock::now() + std::chrono::milliseconds(opt.pingPeriodMs);
             continue;
         }
@@ -345,6 +423,7 @@ void RpcServer::Impl::run() {
             nextPing = Clock::now() + std::chrono::milliseconds(opt.pingPeriodMs);
         }
     }
+    handshaking.clear();
     tracker.close();
     registered = false;
 }

@@ -24,10 +24,14 @@
 /// side and cannot send it, so they are refused with MISMATCH). The token travels in clear text:
 /// it keeps strangers on a shared network from running code, it is not encryption.
 ///
-/// Sessions are served one at a time on the server's single thread, like TVM's (a second client
-/// waits in the listen backlog). A session ends on kClose, on the client's `-timeout=N`, after
-/// idleTimeoutMs without a request, on any protocol error (kError reply, then close), or on
-/// stop(). Uploaded blobs live in a per-session directory under workDir, removed at session end.
+/// Greetings are read from every accepted connection as their bytes arrive (up to 32 at once;
+/// further peers wait in the listen backlog), so a peer that sends half a greeting and stalls holds
+/// only its own connection, closed after handshakeTimeoutMs, and never delays another client's
+/// handshake. Sessions are served one at a time on the server's single thread, like TVM's: a client
+/// whose greeting completes during a session is answered when that session ends. A session ends on
+/// kClose, on the client's `-timeout=N`, after idleTimeoutMs without a request, on any protocol
+/// error (kError reply, then close), or on stop(). Uploaded blobs live in a per-session directory
+/// under workDir, removed at session end.
 
 #include <atomic>
 #include <functional>
@@ -57,7 +61,7 @@ struct RpcServerOptions {
     int pingPeriodMs = 2000;         ///< TVM ping_period (2 s)
     int unmatchTimeoutMs = 4000;     ///< TVM unmatch_timeout (4 s)
     int trackerRetryPeriodMs = 1000; ///< pause between tracker reconnection attempts
-    int handshakeTimeoutMs = 5000;   ///< an accepted connection must greet within this time
+    int handshakeTimeoutMs = 5000;   ///< an accepted connection must complete its greeting within this time
     int idleTimeoutMs = 600000;      ///< a session with no request for this long is closed
     /// Largest session message (an upload); larger ones are refused with kError.
     std::uint64_t maxMessageBytes = 512ull << 20;

@@ -2,7 +2,7 @@
 // RpcServer end to end on 127.0.0.1: registration with the tracker as TVM's rpc_server does,
 // REQUEST + data-plane handshake (token ok / wrong token / wrong match key, exact bytes), a
 // measurement session through a fake executor, session protocol errors, the stale-key re-PUT,
-// and surviving a tracker restart.
+// stalled half-handshakes not delaying other clients, and surviving a tracker restart.
 #include <QtTest>
 
 #include <poll.h>
@@ -96,6 +96,21 @@ std::string readAllUntilClose(int fd, int timeoutMs) {
         }
         out.push_back(c);
     }
+}
+
+// A server without a tracker on a free loopback port: its match key is the device key "solo".
+RpcServerOptions soloOptions() {
+    RpcServerOptions o;
+    o.host = "127.0.0.1";
+    o.port = 0;
+    o.key = "solo";
+    return o;
+}
+
+// True while the peer has neither closed `fd` nor sent anything on it.
+bool quietAndOpen(int fd) {
+    pollfd p{fd, POLLIN, 0};
+    return ::poll(&p, 1, 0) == 0;
 }
 
 }  // namespace
@@ -230,10 +245,7 @@ private Q_SLOTS:
 
     void testSessionProtocolErrors() {
         auto exec = std::make_shared<FakeExecutor>();
-        RpcServerOptions o;  // no tracker: the match key is the device key
-        o.host = "127.0.0.1";
-        o.port = 0;
-        o.key = "solo";
+        RpcServerOptions o = soloOptions();
         o.maxMessageBytes = 4096;
         RpcServer server(o, exec);
         server.start();
@@ -300,6 +312,59 @@ private Q_SLOTS:
         QCOMPARE(s.serverKey(), std::string("server:fake"));
     }
 
+    // Peers that send half a greeting and stall hold only their own connections: a client that
+    // connects after them completes a whole session while both are still connected. (A server that
+    // handshakes one accepted connection at a time serves the client only after closing each
+    // staller at its handshake deadline.) A staller may still finish its greeting later and get a
+    // session; one that never finishes is closed at its deadline.
+    void testStalledHandshakeDoesNotBlockOthers() {
+        auto exec = std::make_shared<FakeExecutor>();
+        RpcServerOptions o = soloOptions();
+        o.handshakeTimeoutMs = 10000;  // generous: the order of events is what is checked
+        RpcServer server(o, exec);
+        server.start();
+        const std::string hello = rawHello("client:solo -timeout=30");
+        // Both are in the accept queue before the client connects, so they are accepted first.
+        Socket half = connectTcp("127.0.0.1", server.port(), 2000);
+        sendAll(half.fd(), hello.data(), 8 + 6, deadlineAfterMs(2000));  // magic, length, "client"
+        Socket magicOnly = connectTcp("127.0.0.1", server.port(), 2000);
+        sendAll(magicOnly.fd(), hello.data(), 4, deadlineAfterMs(2000));
+        QElapsedTimer timer;
+        timer.start();
+        {
+            RpcSession c = RpcSession::connect("127.0.0.1", server.port(), "solo");
+            QCOMPARE(c.serverKey(), std::string("server:solo"));
+            c.upload("k.so", "abc");
+            RunRequest r;
+            r.module = "k.so";
+            QCOMPARE(c.run(r).errorNo, 0);
+            c.close();
+        }
+        const qint64 sessionMs = timer.elapsed();
+        QVERIFY2(quietAndOpen(half.fd()) && quietAndOpen(magicOnly.fd()),
+                 qPrintable(QStringLiteral("a staller was closed before the client's session ended (%1 ms)").arg(sessionMs)));
+        QCOMPARE(server.sessionsServed(), 1ll);
+        // The first staller completes its greeting: answered byte-exact, a session of its own.
+        sendAll(half.fd(), hello.data() + 14, hello.size() - 14, deadlineAfterMs(2000));
+        std::string reply(4 + 4 + 11, '\0');
+        recvAll(half.fd(), reply.data(), reply.size(), deadlineAfterMs(5000));
+        QCOMPARE(reply, std::string("\x71\xf2\x0f\x00\x0b\x00\x00\x00server:solo", 19));
+        half.close();
+        QTRY_COMPARE_WITH_TIMEOUT(server.sessionsServed(), 2ll, 3000);
+        QVERIFY(quietAndOpen(magicOnly.fd()));
+
+        // A staller that never finishes is closed at its deadline, without a reply.
+        RpcServerOptions quick = o;
+        quick.handshakeTimeoutMs = 300;
+        RpcServer server2(quick, exec);
+        server2.start();
+        Socket stall = connectTcp("127.0.0.1", server2.port(), 2000);
+        sendAll(stall.fd(), hello.data(), 4, deadlineAfterMs(2000));
+        QCOMPARE(readAllUntilClose(stall.fd(), 10000), std::string());
+        RpcSession after = RpcSession::connect("127.0.0.1", server2.port(), "solo");
+        QCOMPARE(after.serverKey(), std::string("server:solo"));
+    }
+
     void testSurvivesTrackerRestart() {
         auto t = startTracker();
         const int port = t->port();
@@ -326,10 +391,7 @@ private Q_SLOTS:
 
     void testStopInterruptsSession() {
         auto exec = std::make_shared<FakeExecutor>();
-        RpcServerOptions o;
-        o.host = "127.0.0.1";
-        o.port = 0;
-        o.key = "solo";
+        RpcServerOptions o = soloOptions();
         auto server = std::make_unique<RpcServer>(o, exec);
         server->start();
         RpcSession s = RpcSession::connect("127.0.0.1", server->port(), "solo");

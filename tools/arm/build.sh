@@ -6,10 +6,14 @@
 # nlohmann_json headers), engine/measure/timer.cpp, the kernel ABI's host side
 # (engine/codegen/kernel_runtime.cpp, no LLVM) and the dependency-free parts of engine/support.
 #
-#   tools/arm/build.sh [OUTDIR]      (default OUTDIR: build-aarch64 in the repository root)
+#   tools/arm/build.sh [OUTDIR]      (default OUTDIR: ${TB_BUILD_DIR:-build}/aarch64)
 #
 # Produces OUTDIR/tunebench-device-server, an AArch64 PIE that runs on a 64-bit ARM Linux board or
-# here under `qemu-aarch64-static -L /usr/aarch64-linux-gnu`. Rebuilds only what changed. Run on an
+# here under `qemu-aarch64-static -L /usr/aarch64-linux-gnu`. Rebuilds only what changed. The
+# default OUTDIR is where the CMake build puts the server (its tunebench-device-server-aarch64
+# target runs this script into <build>/aarch64; TB_BUILD_DIR names the build folder as for
+# scripts/build, relative to the repository root unless absolute), so scripts/arm-board and the
+# build share one copy. Progress goes to stderr; stdout gets only the binary's path. Run on an
 # aarch64 machine (the board itself), it builds natively with g++ instead (needs g++ >= 10 and
 # nlohmann-json3-dev there): use that when the board's glibc/libstdc++ are older than Debian 12's,
 # which the cross-built binary needs.
@@ -23,7 +27,12 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-OUT=${1:-$ROOT/build-aarch64}
+if (( $# )); then
+  OUT=$1
+else
+  OUT=${TB_BUILD_DIR:-build}/aarch64
+  [[ $OUT == /* ]] || OUT=$ROOT/$OUT
+fi
 JOBS=${JOBS:-2}
 CROSS=/usr/aarch64-linux-gnu
 
@@ -83,7 +92,7 @@ for src in "${SOURCES[@]}"; do
     to=$(stat -c %Y "$obj"); ts=$(stat -c %Y "$ROOT/$src")
     (( to >= ts && to >= newest_header )) && continue
   fi
-  echo "  aarch64 c++ $src"
+  echo "  aarch64 c++ $src" >&2
   "$CXX" "${CXXFLAGS[@]}" -c "$ROOT/$src" -o "$obj.tmp" && mv "$obj.tmp" "$obj" &
   running=$((running + 1))
   if (( running >= JOBS )); then wait -n || die "compiling failed"; running=$((running - 1)); fi
@@ -97,7 +106,7 @@ if [[ -f $BIN ]]; then
   for o in "${objs[@]}"; do [[ $o -nt $BIN ]] && relink=1; done
 fi
 if (( relink )); then
-  echo "  aarch64 link $BIN"
+  echo "  aarch64 link $BIN" >&2
   # -rdynamic: the kernels' runtime calls (tb_rt_*) bind to the executable's exported symbols;
   # --no-as-needed -lm: expf & co. must be in the global scope of dlopen()ed kernel libraries.
   "$CXX" "${TARGET_FLAGS[@]}" "${LINK_FLAGS[@]}" -pie -rdynamic -o "$BIN.tmp" "${objs[@]}" \
