@@ -823,12 +823,16 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
         <translation>无法读取模型的输入：%1</translation>
     </message>
     <message>
-        <source>Model inputs: %1. ? marks a dynamic dimension: the field above binds it with suggested sizes; set the ones you will run.</source>
-        <translation>模型输入：%1。? 表示动态维度：上方字段已填入建议尺寸，请改为实际运行的尺寸。</translation>
+        <source>Model inputs: %1
+? marks a dynamic dimension: bind it above
+(the sizes there are suggestions).</source>
+        <translation>模型输入：%1
+? 表示动态维度：请在上方绑定
+（其中的尺寸为建议值）。</translation>
     </message>
     <message>
-        <source>Model inputs: %1 (all static, nothing to bind).</source>
-        <translation>模型输入：%1（均为静态，无需绑定）。</translation>
+        <source>Model inputs: %1 (all static)</source>
+        <translation>模型输入：%1（均为静态）</translation>
     </message>
     <message>
         <source>Dynamic dimensions: %1</source>

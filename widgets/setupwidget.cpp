@@ -36,6 +36,7 @@ QLabel* messageLabel(QWidget* parent, const QString& objectName, const QString& 
     l->setObjectName(objectName);
     if (!color.isEmpty()) l->setStyleSheet(QStringLiteral("color: %1").arg(color));
     l->setWordWrap(true);
+    l->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     l->hide();
     return l;
 }
@@ -96,6 +97,7 @@ SetupWidget::SetupWidget(const QStringList& networks, std::function<QString(cons
     m_shapes->setEnabled(false);
     m_netForm->addRow(QStringLiteral("-"), m_shapes);
     m_shapesHint = messageLabel(m_netBox, QStringLiteral("ShapesHint"));
+    m_shapesHint->setWordWrap(false);
     m_shapesHint->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_netForm->addRow(QString(), m_shapesHint);
     m_shapesError = messageLabel(m_netBox, QStringLiteral("ShapesError"), QStringLiteral("#c0392b"));
@@ -465,10 +467,11 @@ void SetupWidget::updateShapesHint() {
             for (const QString& p : in.dimParams)
                 if (!p.isEmpty()) dynamicNames.append(p);
         }
-        hint = m_model.hasDynamic() ? tr("Model inputs: %1. ? marks a dynamic dimension: the field above binds it with "
-                                         "suggested sizes; set the ones you will run.")
+        // Short lines, not word wrap: a wrapped label in the scrolled form gets rows of blank space.
+        hint = m_model.hasDynamic() ? tr("Model inputs: %1\n? marks a dynamic dimension: bind it above\n(the sizes there are "
+                                         "suggestions).")
                                           .arg(inputs.join(QStringLiteral("; ")))
-                                    : tr("Model inputs: %1 (all static, nothing to bind).").arg(inputs.join(QStringLiteral("; ")));
+                                    : tr("Model inputs: %1 (all static)").arg(inputs.join(QStringLiteral("; ")));
         if (!dynamicNames.isEmpty()) m_shapesHint->setToolTip(tr("Dynamic dimensions: %1").arg(dynamicNames.join(QStringLiteral(", "))));
     }
     m_shapesHint->setText(hint);
