@@ -14,6 +14,7 @@
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QPlainTextEdit>
+#include <QPointer>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -26,6 +27,7 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include "app/session/trackermonitor.h"
 #include "app/session/tuningsession.h"
@@ -92,27 +94,26 @@ QAction* findAction(QMenuBar* bar, const QString& text) {
     return nullptr;
 }
 
-// Answers the next modal file dialog by choosing `path` (polls until one opens; one that is still
-// open after the answer, or after 10 s, is rejected); the dialog's name filters land in `filters`.
+// Answers the next modal file dialog by choosing `path` (polls until one opens; rejects it if it
+// is still open after the answer, gives up after 10 s); its name filters land in `filters`.
 void answerNextFileDialog(const QString& path, QStringList* filters = nullptr) {
     auto* timer = new QTimer(qApp);
     const QDeadlineTimer deadline(10000);
-    auto answered = std::make_shared<bool>(false);
+    auto answered = std::make_shared<std::optional<QPointer<QFileDialog>>>();
     QObject::connect(timer, &QTimer::timeout, timer, [timer, path, filters, deadline, answered] {
-        auto* d = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
-        if (d && !*answered) {
+        if (answered->has_value()) {
+            if (QFileDialog* d = answered->value(); d && d->isVisible())
+                QMetaObject::invokeMethod(d, "reject");  // the answer did not close it
+        } else if (auto* d = qobject_cast<QFileDialog*>(QApplication::activeModalWidget())) {
             if (filters) *filters = d->nameFilters();
             // selectFile() leaves the focused name field alone while the dialog is shown: type it.
             auto* name = d->findChild<QLineEdit*>(QStringLiteral("fileNameEdit"));
             QVERIFY(name);
             name->setText(path);
+            *answered = d;
             QMetaObject::invokeMethod(d, "accept");  // a protected slot
-            *answered = true;
             return;
-        }
-        if (d) {
-            QMetaObject::invokeMethod(d, "reject");
-        } else if (!*answered && !deadline.hasExpired()) {
+        } else if (!deadline.hasExpired()) {
             return;
         }
         timer->stop();
