@@ -142,6 +142,25 @@
     </message>
 </context>
 <context>
+    <name>tb::session::OnnxInputs</name>
+    <message>
+        <source>%1 (for this model, e.g. %2)</source>
+        <translation>%1（此模型示例：%2）</translation>
+    </message>
+    <message>
+        <source>&apos;%1&apos; is not an input of this model (its inputs: %2)</source>
+        <translation>“%1”不是此模型的输入（其输入：%2）</translation>
+    </message>
+    <message>
+        <source>Input &apos;%1&apos; has dynamic dimensions %2: bind them, e.g. %3</source>
+        <translation>输入“%1”含有动态维度 %2：请绑定，例如 %3</translation>
+    </message>
+    <message>
+        <source>Input &apos;%1&apos; is declared %2; the binding %3 does not fit it (e.g. %4)</source>
+        <translation>输入“%1”声明为 %2；绑定 %3 与之不符（例如 %4）</translation>
+    </message>
+</context>
+<context>
     <name>tb::session::TrackerPoller</name>
     <message>
         <source>Could not start the local fleet: %1</source>
@@ -955,6 +974,66 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
     <message>
         <source>Estimated total latency after each round, as TVM&apos;s total_latency.tsv</source>
         <translation>每轮后的估计总延迟，与 TVM 的 total_latency.tsv 相同</translation>
+    </message>
+    <message>
+        <source>no such file</source>
+        <translation>文件不存在</translation>
+    </message>
+    <message>
+        <source>Cannot read the model&apos;s inputs: %1</source>
+        <translation>无法读取模型的输入：%1</translation>
+    </message>
+    <message>
+        <source>Model inputs: %1
+? marks a dynamic dimension: bind it above
+(the sizes there are suggestions).</source>
+        <translation>模型输入：%1
+? 表示动态维度：请在上方绑定
+（其中的尺寸为建议值）。</translation>
+    </message>
+    <message>
+        <source>Model inputs: %1 (all static)</source>
+        <translation>模型输入：%1（均为静态）</translation>
+    </message>
+    <message>
+        <source>Dynamic dimensions: %1</source>
+        <translation>动态维度：%1</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>Choose the record log (an existing one can be resumed)</source>
+        <translation>选择记录日志（已有日志可继续）</translation>
+    </message>
+    <message>
+        <source>Record log</source>
+        <translation>记录日志</translation>
+    </message>
+    <message>
+        <source>Tuning logs (*.json *.log);;All files (*)</source>
+        <translation>调优日志 (*.json *.log);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>The log already holds records</source>
+        <translation>日志中已有记录</translation>
+    </message>
+    <message>
+        <source>%1 already holds %2 records.</source>
+        <translation>%1 中已有 %2 条记录。</translation>
+    </message>
+    <message>
+        <source>Append starts a new search and adds its records after them, as TVM does with a log that is not resumed. Resume continues the search from them.</source>
+        <translation>追加：重新开始搜索，并将新记录写在已有记录之后（与 TVM 不继续时的做法相同）。继续：从这些记录继续搜索。</translation>
+    </message>
+    <message>
+        <source>Append</source>
+        <translation>追加</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>继续</translation>
     </message>
 </context>
 <context>

@@ -382,6 +382,7 @@ session::TuningJob MainWindow::job() const { return m_setup->job(); }
 
 void MainWindow::startTuning() {
     if (!m_setup->isValid() || m_session->state() != session::TuningSession::State::Idle) return;
+    if (!m_setup->confirmStart()) return;  // a log of records without Resume: append, resume or cancel
     m_totalTrials = 0;
     m_failedTrials = 0;
     m_estimatedMs = -1;

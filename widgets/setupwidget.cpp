@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "widgets/setupwidget.h"
 
+#include <QAbstractItemView>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QDir>
 #include <QEvent>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -12,9 +15,12 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QRegularExpressionValidator>
 #include <QSpinBox>
+#include <QStyle>
 #include <QVBoxLayout>
 
 namespace tb::widgets {
@@ -22,6 +28,41 @@ namespace tb::widgets {
 namespace {
 void setRowLabel(QFormLayout* form, QWidget* field, const QString& text) {
     if (auto* l = qobject_cast<QLabel*>(form->labelForField(field))) l->setText(text);
+}
+
+// A hidden, word-wrapped label for a field's inline message.
+QLabel* messageLabel(QWidget* parent, const QString& objectName, const QString& color = QString()) {
+    auto* l = new QLabel(parent);
+    l->setObjectName(objectName);
+    if (!color.isEmpty()) l->setStyleSheet(QStringLiteral("color: %1").arg(color));
+    l->setWordWrap(true);
+    l->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    l->hide();
+    return l;
+}
+
+// A line edit with a button after it, as one form row.
+QWidget* withButton(QWidget* parent, QLineEdit* edit, QPushButton* button) {
+    auto* row = new QWidget(parent);
+    auto* layout = new QHBoxLayout(row);
+    layout->setContentsMargins(0, 0, 0, 0);
+    edit->setParent(row);
+    button->setParent(row);
+    layout->addWidget(edit, 1);
+    layout->addWidget(button);
+    return row;
+}
+
+// Record lines of a tuning log (neither blank nor '#' comments); 0 when it does not exist.
+int countRecords(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return 0;
+    int n = 0;
+    while (!f.atEnd()) {
+        const QByteArray line = f.readLine().trimmed();
+        if (!line.isEmpty() && !line.startsWith('#')) ++n;
+    }
+    return n;
 }
 }  // namespace
 
@@ -34,16 +75,15 @@ SetupWidget::SetupWidget(const QStringList& networks, std::function<QString(cons
     m_netBox = new QGroupBox(this);
     m_netForm = new QFormLayout(m_netBox);
     m_network = new QComboBox(m_netBox);
+    m_network->setObjectName(QStringLiteral("Network"));
     m_network->addItems(networks);
     m_netForm->addRow(QStringLiteral("-"), m_network);
-    m_onnxRow = new QWidget(m_netBox);
-    auto* onnxLayout = new QHBoxLayout(m_onnxRow);
-    onnxLayout->setContentsMargins(0, 0, 0, 0);
-    m_onnx = new QLineEdit(m_onnxRow);
+    m_onnx = new QLineEdit(m_netBox);
+    m_onnx->setObjectName(QStringLiteral("OnnxPath"));
     m_onnx->setClearButtonEnabled(true);
-    m_browse = new QPushButton(m_onnxRow);
-    onnxLayout->addWidget(m_onnx, 1);
-    onnxLayout->addWidget(m_browse);
+    m_browse = new QPushButton(m_netBox);
+    m_browse->setObjectName(QStringLiteral("OnnxBrowse"));
+    m_onnxRow = withButton(m_netBox, m_onnx, m_browse);
     m_netForm->addRow(QStringLiteral("-"), m_onnxRow);
     m_batch = new QSpinBox(m_netBox);
     m_batch->setRange(1, 256);
@@ -52,9 +92,16 @@ SetupWidget::SetupWidget(const QStringList& networks, std::function<QString(cons
     m_layout->addItems({QStringLiteral("NHWC"), QStringLiteral("NCHW")});
     m_netForm->addRow(QStringLiteral("-"), m_layout);
     m_shapes = new QLineEdit(m_netBox);
+    m_shapes->setObjectName(QStringLiteral("InputShapes"));
     m_shapes->setPlaceholderText(QStringLiteral("x=1,3,640,640"));
     m_shapes->setEnabled(false);
     m_netForm->addRow(QStringLiteral("-"), m_shapes);
+    m_shapesHint = messageLabel(m_netBox, QStringLiteral("ShapesHint"));
+    m_shapesHint->setWordWrap(false);
+    m_shapesHint->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_netForm->addRow(QString(), m_shapesHint);
+    m_shapesError = messageLabel(m_netBox, QStringLiteral("ShapesError"), QStringLiteral("#c0392b"));
+    m_netForm->addRow(QString(), m_shapesError);
     m_winograd = new QCheckBox(m_netBox);
     m_winograd->setChecked(true);
     m_netForm->addRow(QString(), m_winograd);
@@ -63,21 +110,21 @@ SetupWidget::SetupWidget(const QStringList& networks, std::function<QString(cons
     m_tgtBox = new QGroupBox(this);
     m_tgtForm = new QFormLayout(m_tgtBox);
     m_target = new QComboBox(m_tgtBox);
+    m_target->setObjectName(QStringLiteral("Target"));
     m_target->setEditable(true);
     m_target->setInsertPolicy(QComboBox::NoInsert);
     m_target->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     m_target->setMinimumContentsLength(16);
+    // The popup is as wide as the longest preset (updateTargetPopupWidth), whatever the field's width.
+    m_target->view()->setTextElideMode(Qt::ElideMiddle);
     m_target->addItem(QStringLiteral("-"), QString());  // "Host CPU", set by retranslate()
     m_target->addItem(QStringLiteral("llvm -mcpu=znver4"), QStringLiteral("llvm -mcpu=znver4"));
     m_target->addItem(QStringLiteral("llvm -mcpu=core-avx2"), QStringLiteral("llvm -mcpu=core-avx2"));
     m_target->addItem(QStringLiteral("llvm -mtriple=aarch64-linux-gnu -mattr=+neon"),
                       QStringLiteral("llvm -mtriple=aarch64-linux-gnu -mattr=+neon"));
     m_tgtForm->addRow(QStringLiteral("-"), m_target);
-    m_targetError = new QLabel(m_tgtBox);
-    m_targetError->setObjectName(QStringLiteral("TargetError"));
-    m_targetError->setStyleSheet(QStringLiteral("color: #c0392b"));
-    m_targetError->setWordWrap(true);
-    m_targetError->hide();
+    for (int i = 1; i < m_target->count(); ++i) m_target->setItemData(i, m_target->itemText(i), Qt::ToolTipRole);
+    m_targetError = messageLabel(m_tgtBox, QStringLiteral("TargetError"), QStringLiteral("#c0392b"));
     m_tgtForm->addRow(QString(), m_targetError);
     outer->addWidget(m_tgtBox);
 
@@ -147,7 +194,11 @@ SetupWidget::SetupWidget(const QStringList& networks, std::function<QString(cons
     m_logBox = new QGroupBox(this);
     m_logForm = new QFormLayout(m_logBox);
     m_log = new QLineEdit(QStringLiteral("tunebench.json"), m_logBox);
-    m_logForm->addRow(QStringLiteral("-"), m_log);
+    m_log->setObjectName(QStringLiteral("LogPath"));
+    m_logBrowse = new QPushButton(m_logBox);
+    m_logBrowse->setObjectName(QStringLiteral("LogBrowse"));
+    m_logRow = withButton(m_logBox, m_log, m_logBrowse);
+    m_logForm->addRow(QStringLiteral("-"), m_logRow);
     m_resume = new QCheckBox(m_logBox);
     m_logForm->addRow(QString(), m_resume);
     m_latencyLog = new QLineEdit(m_logBox);
@@ -160,11 +211,11 @@ SetupWidget::SetupWidget(const QStringList& networks, std::function<QString(cons
         QString f = QFileDialog::getOpenFileName(this, tr("Open ONNX model"), QString(), tr("ONNX models (*.onnx)"));
         if (!f.isEmpty()) m_onnx->setText(f);
     });
-    connect(m_onnx, &QLineEdit::textChanged, this, [this](const QString& t) {
-        // Input shapes bind ONNX inputs; zoo networks have fixed ones.
-        m_network->setEnabled(t.trimmed().isEmpty());
-        m_shapes->setEnabled(!t.trimmed().isEmpty());
-    });
+    connect(m_onnx, &QLineEdit::textChanged, this, [this] { onOnnxChanged(); });
+    connect(m_network, &QComboBox::currentTextChanged, this, [this] { followNetworkInLogName(); });
+    connect(m_shapes, &QLineEdit::textChanged, this, [this] { revalidate(); });
+    connect(m_logBrowse, &QPushButton::clicked, this, [this] { browseLog(); });
+    connect(m_log, &QLineEdit::textEdited, this, [this](const QString& t) { m_logFollowsNetwork = t.trimmed() == defaultLogPath(job()); });
     connect(m_target, &QComboBox::currentTextChanged, this, [this] { revalidate(); });
     connect(m_runner, &QComboBox::currentIndexChanged, this, [this] {
         bool rpc = m_runner->currentData().toString() == QLatin1String("rpc");
@@ -190,6 +241,7 @@ void SetupWidget::retranslate() {
     setRowLabel(m_netForm, m_layout, tr("Layout"));
     setRowLabel(m_netForm, m_shapes, tr("Input shapes"));
     m_shapes->setToolTip(tr("Shapes of the ONNX model's dynamic inputs, NAME=DIMS separated by semicolons"));
+    updateShapesHint();
     m_winograd->setText(tr("Rewrite 3×3 convolutions to winograd (as TVM)"));
     m_winograd->setToolTip(tr("Off keeps NHWC 3×3 convolutions direct: the tasks then differ from TVM's"));
     m_onnx->setPlaceholderText(tr("(none: use the zoo network)"));
@@ -200,6 +252,7 @@ void SetupWidget::retranslate() {
     const bool host = isHostTarget();
     m_target->setItemText(0, tr("Host CPU"));
     if (host) m_target->setEditText(m_target->itemText(0));
+    updateTargetPopupWidth();
     m_target->setToolTip(tr("A TVM target string, e.g. llvm -mcpu=znver4 or llvm -mtriple=aarch64-linux-gnu -mattr=+neon"));
     m_searchBox->setTitle(tr("Search"));
     setRowLabel(m_searchForm, m_trials, tr("Trials"));
@@ -237,7 +290,9 @@ void SetupWidget::retranslate() {
     m_cacheFlush->setText(tr("Flush CPU caches before each repeat"));
     m_cacheFlush->setToolTip(tr("TVM enable_cpu_cache_flush: time kernels with cold caches, as in a whole network"));
     m_logBox->setTitle(tr("Log"));
-    setRowLabel(m_logForm, m_log, tr("Log file"));
+    setRowLabel(m_logForm, m_logRow, tr("Log file"));
+    m_logBrowse->setText(tr("Browse…"));
+    m_logBrowse->setToolTip(tr("Choose the record log (an existing one can be resumed)"));
     m_resume->setText(tr("Resume from the existing log"));
     setRowLabel(m_logForm, m_latencyLog, tr("Latency log (TSV)"));
     m_latencyLog->setPlaceholderText(tr("(none)"));
@@ -259,9 +314,7 @@ session::TuningJob SetupWidget::job() const {
     session::TuningJob j = m_hidden;  // keeps what this panel does not show
     j.network = m_network->currentText();
     j.onnxPath = m_onnx->text().trimmed();
-    j.shapes.clear();
-    for (const QString& s : m_shapes->text().split(QLatin1Char(';'), Qt::SkipEmptyParts))
-        if (!s.trimmed().isEmpty()) j.shapes.append(s.trimmed());
+    j.shapes = shapeBindings();
     j.batch = m_batch->value();
     j.layout = m_layout->currentText();
     j.winograd = m_winograd->isChecked();
@@ -298,6 +351,7 @@ void SetupWidget::setJob(const session::TuningJob& j) {
     if (i >= 0) m_network->setCurrentIndex(i);
     m_onnx->setText(j.onnxPath);
     m_shapes->setText(j.shapes.join(QStringLiteral("; ")));
+    if (j.shapes.isEmpty()) m_shapes->setText(m_model.exampleBindings());  // a dynamic model needs them
     m_batch->setValue(j.batch);
     m_layout->setCurrentText(j.layout);
     m_winograd->setChecked(j.winograd);
@@ -323,7 +377,9 @@ void SetupWidget::setJob(const session::TuningJob& j) {
     m_minRepeatMs->setValue(j.minRepeatMs);
     m_timeout->setValue(j.timeoutS);
     m_cacheFlush->setChecked(j.cacheFlush);
-    m_log->setText(j.logPath);
+    // A generated name follows this job's network (`tunebench --onnx m.onnx` comes with the zoo default's).
+    m_logFollowsNetwork = isGeneratedLogName(j.logPath, j);
+    m_log->setText(m_logFollowsNetwork ? defaultLogPath(j) : j.logPath);
     m_resume->setChecked(j.resume && m_resume->isEnabled());
     m_latencyLog->setText(j.latencyLogPath);
     revalidate();
@@ -339,7 +395,10 @@ void SetupWidget::revalidate() {
     if (!isHostTarget() && m_validateTarget) err = m_validateTarget(m_target->currentText().trimmed());
     m_targetError->setText(err);
     m_targetError->setVisible(!err.isEmpty());
-    bool ok = err.isEmpty() && !m_log->text().trimmed().isEmpty();
+    const QString shapesErr = m_onnx->text().trimmed().isEmpty() ? QString() : session::checkShapeBindings(m_model, shapeBindings());
+    m_shapesError->setText(shapesErr);
+    m_shapesError->setVisible(!shapesErr.isEmpty());
+    bool ok = err.isEmpty() && shapesErr.isEmpty() && !m_log->text().trimmed().isEmpty();
     if (m_runner->currentData().toString() == QLatin1String("rpc")) {
         const QStringList hp = m_tracker->text().trimmed().split(QLatin1Char(':'));
         ok = ok && hp.size() == 2 && hp[1].toInt() > 0 && !m_key->text().trimmed().isEmpty();
@@ -355,6 +414,115 @@ void SetupWidget::updateResumeOffer() {
     m_resume->setEnabled(exists);
     m_resume->setChecked(exists);
     revalidate();
+}
+
+QStringList SetupWidget::shapeBindings() const {
+    QStringList out;
+    for (const QString& s : m_shapes->text().split(QLatin1Char(';'), Qt::SkipEmptyParts))
+        if (!s.trimmed().isEmpty()) out.append(s.trimmed());
+    return out;
+}
+
+QString SetupWidget::defaultLogPath(const session::TuningJob& job) {
+    const QString stem = job.onnxPath.trimmed().isEmpty() ? job.network : QFileInfo(job.onnxPath.trimmed()).completeBaseName();
+    return QStringLiteral("tunebench_%1.json").arg(stem);
+}
+
+bool SetupWidget::isGeneratedLogName(const QString& path, const session::TuningJob& job) const {
+    // TuningJob's default, this job's default, or the default of a zoo network.
+    if (path == QLatin1String("tunebench.json") || path == defaultLogPath(job)) return true;
+    static const QRegularExpression zooLog(QStringLiteral("^tunebench_(.+)\\.json$"));
+    const QRegularExpressionMatch m = zooLog.match(path);
+    return m.hasMatch() && m_network->findText(m.captured(1)) >= 0;
+}
+
+void SetupWidget::onOnnxChanged() {
+    const QString path = m_onnx->text().trimmed();
+    // Input shapes bind ONNX inputs; zoo networks have fixed ones.
+    m_network->setEnabled(path.isEmpty());
+    m_shapes->setEnabled(!path.isEmpty());
+    if (path != m_model.path) {
+        if (path.isEmpty())
+            m_model = {};
+        else
+            m_model = QFileInfo(path).isFile() ? session::readOnnxInputs(path) : session::OnnxInputs{path, tr("no such file"), {}};
+        // Prefilled with a binding of this model's dynamic dims (empty when it has none).
+        m_shapes->setText(m_model.exampleBindings());
+    }
+    updateShapesHint();
+    followNetworkInLogName();
+    revalidate();
+}
+
+void SetupWidget::updateShapesHint() {
+    const bool onnx = !m_onnx->text().trimmed().isEmpty();
+    QString hint;
+    m_shapesHint->setToolTip(QString());
+    if (onnx && !m_model.error.isEmpty()) {
+        hint = tr("Cannot read the model's inputs: %1").arg(m_model.error);
+    } else if (onnx) {
+        QStringList inputs, dynamicNames;
+        for (const session::OnnxInput& in : m_model.inputs) {
+            inputs.append(QStringLiteral("%1 %2 %3").arg(in.name, in.type, in.dimsText()));
+            for (const QString& p : in.dimParams)
+                if (!p.isEmpty()) dynamicNames.append(p);
+        }
+        // Short lines, not word wrap: a wrapped label in the scrolled form gets rows of blank space.
+        hint = m_model.hasDynamic() ? tr("Model inputs: %1\n? marks a dynamic dimension: bind it above\n(the sizes there are "
+                                         "suggestions).")
+                                          .arg(inputs.join(QStringLiteral("; ")))
+                                    : tr("Model inputs: %1 (all static)").arg(inputs.join(QStringLiteral("; ")));
+        if (!dynamicNames.isEmpty()) m_shapesHint->setToolTip(tr("Dynamic dimensions: %1").arg(dynamicNames.join(QStringLiteral(", "))));
+    }
+    m_shapesHint->setText(hint);
+    m_shapesHint->setVisible(!hint.isEmpty());
+    const QString example = m_model.exampleBindings();
+    m_shapes->setPlaceholderText(example.isEmpty() ? QStringLiteral("x=1,3,640,640") : example);
+}
+
+void SetupWidget::followNetworkInLogName() {
+    if (m_logFollowsNetwork) m_log->setText(defaultLogPath(job()));
+}
+
+void SetupWidget::updateTargetPopupWidth() {
+    // The widest item as the popup's delegate draws it, its frame, and a vertical scroll bar should one appear.
+    QAbstractItemView* view = m_target->view();
+    view->setMinimumWidth(view->sizeHintForColumn(0) + 2 * view->frameWidth() +
+                          view->style()->pixelMetric(QStyle::PM_ScrollBarExtent));
+}
+
+void SetupWidget::browseLog() {
+    const QString f = QFileDialog::getSaveFileName(this, tr("Record log"), m_log->text().trimmed(),
+                                                   tr("Tuning logs (*.json *.log);;All files (*)"), nullptr,
+                                                   QFileDialog::DontConfirmOverwrite);
+    if (f.isEmpty()) return;
+    m_logFollowsNetwork = false;
+    m_log->setText(f);
+}
+
+bool SetupWidget::confirmStart() {
+    const session::TuningJob j = job();
+    if (j.resume || j.logPath.isEmpty()) return true;
+    const int records = countRecords(j.logPath);
+    if (records == 0) return true;
+    LogChoice choice = LogChoice::Cancel;
+    if (m_askLogChoice) {
+        choice = m_askLogChoice(j.logPath, records);
+    } else {
+        QMessageBox box(QMessageBox::Question, tr("The log already holds records"),
+                        tr("%1 already holds %2 records.").arg(QDir::toNativeSeparators(j.logPath)).arg(records),
+                        QMessageBox::NoButton, this);
+        box.setInformativeText(tr("Append starts a new search and adds its records after them, as TVM does with a log "
+                                  "that is not resumed. Resume continues the search from them."));
+        QPushButton* append = box.addButton(tr("Append"), QMessageBox::AcceptRole);
+        QPushButton* resume = box.addButton(tr("Resume"), QMessageBox::AcceptRole);
+        box.addButton(QMessageBox::Cancel);
+        box.setDefaultButton(append);
+        box.exec();
+        choice = box.clickedButton() == append ? LogChoice::Append : box.clickedButton() == resume ? LogChoice::Resume : LogChoice::Cancel;
+    }
+    if (choice == LogChoice::Resume) m_resume->setChecked(true);
+    return choice != LogChoice::Cancel;
 }
 
 }  // namespace tb::widgets

@@ -5,11 +5,14 @@
 // strategy, cost model, seed, task selection, default-schedule seeding), runner (local or RPC
 // through a tracker; number, repeat, min_repeat_ms, timeout, cache flush) and the logs (resume
 // offered when the record log exists). Every `tunebench-cli tune` option has a field here.
+// Choosing an ONNX model reads its inputs (session::readOnnxInputs) and prefills the input shapes
+// with a binding of its dynamic dims; the log name follows the network unless edited by hand.
 
 #include <QWidget>
 
 #include <functional>
 
+#include "app/session/onnxinputs.h"
 #include "app/session/snapshots.h"
 
 class QCheckBox;
@@ -42,6 +45,20 @@ public:
     /// Offers (and ticks) "resume" when the log file exists, e.g. after a job wrote it.
     void refreshResumeOffer() { updateResumeOffer(); }
 
+    /// What a start without Resume on a log that already holds records does. TVM's record writer
+    /// appends to the log either way; Resume also continues the search from the records.
+    enum class LogChoice { Append, Resume, Cancel };
+    /// Answers confirmStart()'s question for `logPath` holding `records` records. The default
+    /// asks with a QMessageBox; tests install their own.
+    using LogChoiceAsker = std::function<LogChoice(const QString& logPath, int records)>;
+    void setLogChoiceAsker(LogChoiceAsker asker) { m_askLogChoice = std::move(asker); }
+    /// Called before a start: when Resume is off and the log already holds records, asks (append,
+    /// resume, cancel); "resume" ticks Resume. Returns false when the start is cancelled.
+    bool confirmStart();
+    /// The log a job is given unless the user names one: tunebench_<zoo name or the ONNX file's
+    /// base name>.json, in the working directory (as `tunebench --log`'s default).
+    static QString defaultLogPath(const session::TuningJob& job);
+
 Q_SIGNALS:
     void validityChanged(bool valid);
 
@@ -53,6 +70,13 @@ private:
     void revalidate();
     void updateResumeOffer();
     bool isHostTarget() const;
+    void onOnnxChanged();
+    void followNetworkInLogName();
+    void updateShapesHint();
+    void updateTargetPopupWidth();
+    void browseLog();
+    bool isGeneratedLogName(const QString& path, const session::TuningJob& job) const;
+    QStringList shapeBindings() const;
 
     std::function<QString(const QString&)> m_validateTarget;
     QGroupBox* m_netBox;
@@ -72,6 +96,8 @@ private:
     QSpinBox* m_batch;
     QComboBox* m_layout;
     QLineEdit* m_shapes;
+    QLabel* m_shapesHint;
+    QLabel* m_shapesError;
     QCheckBox* m_winograd;
     QComboBox* m_target;
     QLabel* m_targetError;
@@ -91,11 +117,16 @@ private:
     QSpinBox* m_minRepeatMs;
     QDoubleSpinBox* m_timeout;
     QCheckBox* m_cacheFlush;
+    QWidget* m_logRow;
     QLineEdit* m_log;
+    QPushButton* m_logBrowse;
     QCheckBox* m_resume;
     QLineEdit* m_latencyLog;
     session::TuningJob m_hidden;  // the fields this panel does not show (the tracker retry time)
     bool m_valid = true;
+    session::OnnxInputs m_model;  // the inputs of the ONNX file in m_onnx (error set when unreadable)
+    bool m_logFollowsNetwork = true;  // false once the user names the log
+    LogChoiceAsker m_askLogChoice;
 };
 
 }  // namespace tb::widgets

@@ -6,23 +6,32 @@
 // carries every job setting.
 #include <QAbstractItemModelTester>
 #include <QAction>
+#include <QApplication>
+#include <QComboBox>
 #include <QDir>
+#include <QFileDialog>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPlainTextEdit>
+#include <QPointer>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QTimer>
 #include <QTreeWidget>
 #include <QtTest>
 
 #include <cmath>
+#include <memory>
+#include <optional>
 
 #include "app/session/logloader.h"
 #include "app/session/trackermonitor.h"
@@ -160,6 +169,43 @@ QAction* findAction(QMenuBar* bar, const QString& text) {
                 if (a->text() == text) return a;
     return nullptr;
 }
+
+// Answers the next modal file dialog by choosing `path` (polls until one opens; rejects it if it
+// is still open after the answer, gives up after 10 s); its name filters land in `filters`.
+void answerNextFileDialog(const QString& path, QStringList* filters = nullptr) {
+    auto* timer = new QTimer(qApp);
+    const QDeadlineTimer deadline(10000);
+    auto answered = std::make_shared<std::optional<QPointer<QFileDialog>>>();
+    QObject::connect(timer, &QTimer::timeout, timer, [timer, path, filters, deadline, answered] {
+        if (answered->has_value()) {
+            if (QFileDialog* d = answered->value(); d && d->isVisible())
+                QMetaObject::invokeMethod(d, "reject");  // the answer did not close it
+        } else if (auto* d = qobject_cast<QFileDialog*>(QApplication::activeModalWidget())) {
+            if (filters) *filters = d->nameFilters();
+            // selectFile() leaves the focused name field alone while the dialog is shown: type it.
+            auto* name = d->findChild<QLineEdit*>(QStringLiteral("fileNameEdit"));
+            QVERIFY(name);
+            name->setText(path);
+            *answered = d;
+            QMetaObject::invokeMethod(d, "accept");  // a protected slot
+            return;
+        } else if (!deadline.hasExpired()) {
+            return;
+        }
+        timer->stop();
+        timer->deleteLater();
+    });
+    timer->start(50);
+}
+
+// Makes `dir` the working directory (where generated log names live) until destroyed.
+struct WorkingDirectory {
+    explicit WorkingDirectory(const QString& dir) : old(QDir::currentPath()) { QDir::setCurrent(dir); }
+    ~WorkingDirectory() { QDir::setCurrent(old); }
+    QString old;
+};
+
+const QString kPpocrDir = QStringLiteral("../shared/data/models/ppocr/");
 
 }  // namespace
 
@@ -946,6 +992,219 @@ private Q_SLOTS:
         for (int r = 0; r < w.taskModel()->rowCount(); ++r)
             QVERIFY(!w.taskModel()->data(w.taskModel()->index(r, models::TaskTableModel::IdColumn)).toString().contains(QStringLiteral("▶")));
         QVERIFY2(w.statusText().contains(QStringLiteral("paused")), qPrintable(w.statusText()));
+    }
+
+    // Issue 16.1: choosing an ONNX model with dynamic inputs (PP-OCR rec declares x [?, 3, 48, ?])
+    // prefills the input shapes with its input name and static dims; a missing or wrong binding is
+    // refused with this model's example, not a generic one.
+    void testSetupPrefillsOnnxInputShapes() {
+        widgets::SetupWidget w({QStringLiteral("mobilenet")}, [](const QString&) { return QString(); });
+        auto* onnx = w.findChild<QLineEdit*>(QStringLiteral("OnnxPath"));
+        auto* shapes = w.findChild<QLineEdit*>(QStringLiteral("InputShapes"));
+        auto* hint = w.findChild<QLabel*>(QStringLiteral("ShapesHint"));
+        auto* error = w.findChild<QLabel*>(QStringLiteral("ShapesError"));
+        auto* browse = w.findChild<QPushButton*>(QStringLiteral("OnnxBrowse"));
+        QVERIFY(onnx && shapes && hint && error && browse);
+        QVERIFY(!shapes->isEnabled());
+        const QString rec = QFileInfo(kPpocrDir + QStringLiteral("ch_PP-OCRv4_rec_infer.onnx")).absoluteFilePath();
+        QVERIFY(QFileInfo::exists(rec));
+        answerNextFileDialog(rec);
+        browse->click();
+        QCOMPARE(w.job().onnxPath, rec);
+        QVERIFY(shapes->isEnabled());
+        QCOMPARE(shapes->text(), QStringLiteral("x=1,3,48,320"));
+        QCOMPARE(w.job().shapes, QStringList{QStringLiteral("x=1,3,48,320")});
+        QVERIFY(w.isValid());
+        QVERIFY(error->isHidden());
+        QVERIFY(!hint->isHidden());
+        QVERIFY2(hint->text().contains(QStringLiteral("x float [?, 3, 48, ?]")), qPrintable(hint->text()));
+        QVERIFY(hint->toolTip().contains(QStringLiteral("p2o.DynamicDimension.0")));
+
+        shapes->clear();
+        QVERIFY(!w.isValid());
+        QVERIFY(!error->isHidden());
+        QVERIFY2(error->text().contains(QStringLiteral("[?, 3, 48, ?]")) && error->text().contains(QStringLiteral("x=1,3,48,320")),
+                 qPrintable(error->text()));
+        shapes->setText(QStringLiteral("x=1,3,640,640"));  // the static height is 48
+        QVERIFY(!w.isValid());
+        QVERIFY2(error->text().contains(QStringLiteral("x=1,3,48,320")), qPrintable(error->text()));
+        shapes->setText(QStringLiteral("x=1,3,48,?"));
+        QVERIFY(!w.isValid());
+        shapes->setText(QStringLiteral("image=1,3,48,320"));
+        QVERIFY(!w.isValid());
+        QVERIFY2(error->text().contains(QStringLiteral("'image'")), qPrintable(error->text()));
+        shapes->setText(QStringLiteral("x=2,3,48,640"));
+        QVERIFY(w.isValid());
+        QVERIFY(error->isHidden());
+        QCOMPARE(w.job().shapes, QStringList{QStringLiteral("x=2,3,48,640")});
+
+        // The detector's height and width are both dynamic.
+        onnx->setText(QFileInfo(kPpocrDir + QStringLiteral("ch_PP-OCRv4_det_infer.onnx")).absoluteFilePath());
+        QCOMPARE(shapes->text(), QStringLiteral("x=1,3,640,640"));
+        QVERIFY(w.isValid());
+        // A job that names the model without shapes (`tunebench --onnx`) gets them prefilled too.
+        session::TuningJob j = w.job();
+        j.shapes.clear();
+        w.setJob(j);
+        QCOMPARE(w.job().shapes, QStringList{QStringLiteral("x=1,3,640,640")});
+        // Back to the zoo: no shapes.
+        onnx->clear();
+        QVERIFY(!shapes->isEnabled());
+        QVERIFY(hint->isHidden());
+        QVERIFY(w.job().shapes.isEmpty());
+    }
+
+    // Issue 16.2: the log name follows the network (zoo or ONNX) until the user names it; choosing
+    // another network no longer leaves Resume ticked on the previous network's log.
+    void testSetupLogNameFollowsNetwork() {
+        const QString det = QFileInfo(kPpocrDir + QStringLiteral("ch_PP-OCRv4_det_infer.onnx")).absoluteFilePath();
+        QTemporaryDir dir;
+        WorkingDirectory cwd(dir.path());
+        QFile old(QStringLiteral("tunebench_mobilenet.json"));
+        QVERIFY(old.open(QIODevice::WriteOnly));
+        old.write("{\"i\": []}\n");
+        old.close();
+
+        widgets::SetupWidget w({QStringLiteral("mobilenet"), QStringLiteral("mlp")}, [](const QString&) { return QString(); });
+        auto* onnx = w.findChild<QLineEdit*>(QStringLiteral("OnnxPath"));
+        auto* network = w.findChild<QComboBox*>(QStringLiteral("Network"));
+        auto* log = w.findChild<QLineEdit*>(QStringLiteral("LogPath"));
+        QVERIFY(onnx && network && log);
+        session::TuningJob j;
+        j.network = QStringLiteral("mobilenet");
+        j.logPath = QStringLiteral("tunebench_mobilenet.json");
+        j.resume = true;
+        w.setJob(j);
+        QCOMPARE(w.job().logPath, QStringLiteral("tunebench_mobilenet.json"));
+        QVERIFY(w.job().resume);
+
+        onnx->setText(det);
+        QCOMPARE(w.job().logPath, QStringLiteral("tunebench_ch_PP-OCRv4_det_infer.json"));
+        QVERIFY(!w.job().resume);  // that log does not exist
+        onnx->clear();
+        network->setCurrentText(QStringLiteral("mlp"));
+        QCOMPARE(w.job().logPath, QStringLiteral("tunebench_mlp.json"));
+        network->setCurrentText(QStringLiteral("mobilenet"));
+        QCOMPARE(w.job().logPath, QStringLiteral("tunebench_mobilenet.json"));
+        QVERIFY(w.job().resume);  // its own log is offered again
+
+        // `tunebench --onnx det.onnx` starts with the zoo default's generated name: it follows too.
+        j.onnxPath = det;
+        w.setJob(j);
+        QCOMPARE(w.job().logPath, QStringLiteral("tunebench_ch_PP-OCRv4_det_infer.json"));
+
+        // A name typed by hand stays.
+        log->selectAll();
+        QTest::keyClicks(log, QStringLiteral("mine.json"));
+        QCOMPARE(w.job().logPath, QStringLiteral("mine.json"));
+        onnx->clear();
+        network->setCurrentText(QStringLiteral("mlp"));
+        QCOMPARE(w.job().logPath, QStringLiteral("mine.json"));
+        // So does one a job names.
+        j.onnxPath.clear();
+        j.logPath = QStringLiteral("/nonexistent/r18.json");
+        w.setJob(j);
+        network->setCurrentText(QStringLiteral("mobilenet"));
+        QCOMPARE(w.job().logPath, QStringLiteral("/nonexistent/r18.json"));
+    }
+
+    // Issue 16.2: Start without Resume on a log that already holds records asks (append as TVM,
+    // resume, cancel); cancel starts nothing, resume ticks Resume; an empty log is not asked about.
+    void testStartWithoutResumeOnExistingLogAsks() {
+        QTemporaryDir dir;
+        const QString log = dir.filePath(QStringLiteral("records.json"));
+        QVERIFY(QFile::copy(QStringLiteral("../shared/data/logs/ansor/tvmsandbox_resnet-18-NHWC-B1-llvm.json"), log));
+        QFile f(log);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const int lines = int(QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts).size());
+        f.close();
+        QVERIFY(lines > 0);
+
+        session::TuningSession s;
+        widgets::MainWindow w(&s, nullptr);
+        session::TuningJob j = w.job();
+        j.network = QStringLiteral("mlp");
+        j.logPath = log;
+        j.resume = false;
+        w.setJob(j);
+        QVERIFY(!w.job().resume);
+        int asked = 0;
+        int askedRecords = 0;
+        QString askedPath;
+        auto answer = widgets::SetupWidget::LogChoice::Cancel;
+        w.setupWidget()->setLogChoiceAsker([&](const QString& path, int records) {
+            ++asked;
+            askedPath = path;
+            askedRecords = records;
+            return answer;
+        });
+        QSignalSpy states(&s, &session::TuningSession::stateChanged);
+        w.startTuning();
+        QCOMPARE(asked, 1);
+        QCOMPARE(askedPath, log);
+        QCOMPARE(askedRecords, lines);
+        QCOMPARE(states.size(), 0);
+        QCOMPARE(s.state(), session::TuningSession::State::Idle);
+
+        answer = widgets::SetupWidget::LogChoice::Append;
+        QVERIFY(w.setupWidget()->confirmStart());
+        QCOMPARE(asked, 2);
+        QVERIFY(!w.job().resume);
+        answer = widgets::SetupWidget::LogChoice::Resume;
+        QVERIFY(w.setupWidget()->confirmStart());
+        QCOMPARE(asked, 3);
+        QVERIFY(w.job().resume);
+        QVERIFY(w.setupWidget()->confirmStart());  // resuming: nothing to ask
+        QCOMPARE(asked, 3);
+
+        const QString empty = dir.filePath(QStringLiteral("empty.json"));
+        QFile e(empty);
+        QVERIFY(e.open(QIODevice::WriteOnly));
+        e.close();
+        j.logPath = empty;
+        w.setJob(j);
+        QVERIFY(w.setupWidget()->confirmStart());
+        QCOMPARE(asked, 3);
+    }
+
+    // Issue 16.16: the log field has a Browse button (a save dialog for .json / .log files).
+    void testSetupLogBrowse() {
+        widgets::SetupWidget w({QStringLiteral("mobilenet")}, [](const QString&) { return QString(); });
+        auto* browse = w.findChild<QPushButton*>(QStringLiteral("LogBrowse"));
+        QVERIFY(browse);
+        QVERIFY(!browse->text().isEmpty());
+        QTemporaryDir dir;
+        const QString chosen = dir.filePath(QStringLiteral("chosen.json"));
+        QStringList filters;
+        answerNextFileDialog(chosen, &filters);
+        browse->click();
+        QCOMPARE(w.job().logPath, chosen);
+        QVERIFY2(!filters.isEmpty() && filters[0].contains(QStringLiteral("*.json")) && filters[0].contains(QStringLiteral("*.log")),
+                 qPrintable(filters.join(QLatin1Char('|'))));
+        // A chosen name no longer follows the network.
+        w.findChild<QLineEdit*>(QStringLiteral("OnnxPath"))
+            ->setText(QFileInfo(kPpocrDir + QStringLiteral("ch_PP-OCRv4_det_infer.onnx")).absoluteFilePath());
+        QCOMPARE(w.job().logPath, chosen);
+    }
+
+    // Issue 16.16: the target drop-down is wide enough for the longest preset (aarch64).
+    void testSetupTargetPopupFitsPresets() {
+        widgets::SetupWidget w({QStringLiteral("mobilenet")}, [](const QString&) { return QString(); });
+        w.resize(300, 800);
+        w.show();
+        auto* target = w.findChild<QComboBox*>(QStringLiteral("Target"));
+        QVERIFY(target);
+        target->setFixedWidth(target->fontMetrics().horizontalAdvance(QStringLiteral("llvm -mcpu=core-avx2")));
+        const int aarch64 = target->findText(QStringLiteral("llvm -mtriple=aarch64-linux-gnu -mattr=+neon"));
+        QVERIFY(aarch64 > 0);
+        target->showPopup();
+        QAbstractItemView* view = target->view();
+        QTRY_VERIFY(view->isVisible());
+        QVERIFY(target->width() < view->sizeHintForColumn(0));  // the field alone would cut it
+        QVERIFY2(view->viewport()->width() >= view->sizeHintForColumn(0),
+                 qPrintable(QStringLiteral("%1 < %2").arg(view->viewport()->width()).arg(view->sizeHintForColumn(0))));
+        QCOMPARE(target->itemData(aarch64, Qt::ToolTipRole).toString(), target->itemText(aarch64));
+        target->hidePopup();
     }
 };
 
