@@ -23,5 +23,6 @@ int runTasks(const QStringList& args);         // cmd_tasks.cpp
 int runTune(const QStringList& args);          // cmd_tune.cpp
 int runCompile(const QStringList& args);       // cmd_compile.cpp
 int runRun(const QStringList& args);           // cmd_run.cpp
+int runAutotvm(const QStringList& args);       // cmd_autotvm.cpp
 
 }  // namespace tb::cli
