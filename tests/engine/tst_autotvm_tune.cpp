@@ -138,6 +138,118 @@ private Q_SLOTS:
         }
     }
 
+    // The loop nests of fixed configs, checked by hand against TVM's schedule functions
+    // (_schedule_dense_pack_template, _schedule_dense_nopack_template, conv2d_avx_common /
+    // conv2d_avx_1x1 _schedule_conv_NCHWc); loops of extent 1 are not printed.
+    void testScheduleFollowsTvm_data() {
+        QTest::addColumn<QString>("templateName");
+        QTest::addColumn<QString>("args");
+        QTest::addColumn<qint64>("index");
+        QTest::addColumn<QString>("entity");
+        QTest::addColumn<QString>("loops");
+        const QString conv3x3 = QStringLiteral(R"([["TENSOR", [1, 8, 6, 6], "float32"], ["TENSOR", [8, 8, 3, 3], "float32"], [1, 1], [1, 1, 1, 1], [1, 1], "NCHW", "NCHW", "float32"])");
+        const QString conv1x1 = QStringLiteral(R"([["TENSOR", [1, 8, 4, 4], "float32"], ["TENSOR", [8, 8, 1, 1], "float32"], [1, 1], [0, 0, 0, 0], [1, 1], "NCHW", "NCHW", "float32"])");
+        QTest::newRow("dense_pack") << QStringLiteral("dense_pack.x86") << QString::fromStdString(denseArgs(8, 16, 32).dump())
+                                    << qint64(1234)
+                                    << QStringLiteral(R"([["tile_y","sp",[-1,1,2]],["tile_x","sp",[-1,8,1]],["tile_k","sp",[-1,4]],["tile_inner","sp",[-1,2]]])")
+                                    << QStringLiteral("Placeholder: data, packed_weight\n"
+                                                      "parallel x.0@y.0@ (0,8)\n"
+                                                      "  for y.1@x.1@ (0,8)\n"
+                                                      "    for k.0 (0,8)\n"
+                                                      "      unroll k.1 (0,4)\n"
+                                                      "        unroll y_c.1 (0,2)\n"
+                                                      "          compute.global = ...\n"
+                                                      "    unroll y.2 (0,2)\n"
+                                                      "      compute = ...\n");
+        QTest::newRow("dense_nopack") << QStringLiteral("dense_nopack.x86") << QString::fromStdString(denseArgs(8, 16, 32).dump())
+                                      << qint64(77)
+                                      << QStringLiteral(R"([["tile_y","sp",[-1,2]],["tile_x","sp",[-1,16]],["tile_k","sp",[-1,8]]])")
+                                      << QStringLiteral("Placeholder: data, weight\n"
+                                                        "parallel y.0@x.0@ (0,4)\n"
+                                                        "  for k (0,4)\n"
+                                                        "    unroll z@y@ (0,32)\n"
+                                                        "      vectorize x (0,8)\n"
+                                                        "        compute = ...\n"
+                                                        "  for y.1 (0,2)\n"
+                                                        "    for x.1 (0,16)\n"
+                                                        "      unroll kk (0,8)\n"
+                                                        "        compute = ...\n");
+        QTest::newRow("conv2d_NCHWc 3x3") << QStringLiteral("conv2d_NCHWc.x86") << conv3x3 << qint64(37)
+                                          << QStringLiteral(R"([["tile_ic","sp",[-1,2]],["tile_oc","sp",[-1,2]],["tile_ow","sp",[-1,3]],["unroll_kw","ot",true]])")
+                                          << QStringLiteral("Placeholder: data, kernel\n"
+                                                            "parallel i0@i1@i2@ (0,32)\n"
+                                                            "  for i3 (0,8)\n"
+                                                            "    vectorize i4 (0,2)\n"
+                                                            "      data_pad = ...\n"
+                                                            "parallel n@oc_chunk@oh@ (0,24)\n"
+                                                            "  for ow.0 (0,2)\n"
+                                                            "    for ic.0 (0,4)\n"
+                                                            "      for kh (0,3)\n"
+                                                            "        for ic.1 (0,2)\n"
+                                                            "          unroll kw (0,3)\n"
+                                                            "            unroll ow_c.1 (0,3)\n"
+                                                            "              vectorize oc_block_c (0,2)\n"
+                                                            "                conv2d_NCHWc.global = ...\n"
+                                                            "    for ow.1 (0,3)\n"
+                                                            "      vectorize oc_block (0,2)\n"
+                                                            "        conv2d_NCHWc = ...\n");
+        QTest::newRow("conv2d_NCHWc 1x1") << QStringLiteral("conv2d_NCHWc.x86") << conv1x1 << qint64(95)
+                                          << QStringLiteral(R"([["tile_ic","sp",[-1,8]],["tile_oc","sp",[-1,8]],["tile_ow","sp",[-1,4]],["tile_oh","ot",2]])")
+                                          << QStringLiteral("Placeholder: data, kernel\n"
+                                                            "parallel n@oc_chunk@oh.0@ (0,2)\n"
+                                                            "  for ic.1 (0,8)\n"
+                                                            "    unroll oh_c.1 (0,2)\n"
+                                                            "      unroll ow_c.1 (0,4)\n"
+                                                            "        vectorize oc_block_c (0,8)\n"
+                                                            "          conv2d_NCHWc.global = ...\n"
+                                                            "  for oh.1 (0,2)\n"
+                                                            "    for ow.1 (0,4)\n"
+                                                            "      vectorize oc_block (0,8)\n"
+                                                            "        conv2d_NCHWc = ...\n");
+    }
+    void testScheduleFollowsTvm() {
+        QFETCH(QString, templateName);
+        QFETCH(QString, args);
+        QFETCH(qint64, index);
+        QFETCH(QString, entity);
+        QFETCH(QString, loops);
+        const Task task = Task::create(templateName.toStdString(), ojson::parse(args.toStdString()), "llvm");
+        const ConfigEntity c = task.space.get(index);
+        const QString text = QString::fromStdString(task.instantiate(c).state.toStr());
+        QCOMPARE(QString::fromStdString(c.entityJson().dump()), entity);
+        QCOMPARE(text, loops);
+    }
+
+    // Every config of small spaces (including tile_ow factors that do not divide OW, and
+    // unrolled/vectorized loops of extent 1) lowers, compiles and equals the interpreter.
+    void testWholeSmallSpaces_data() {
+        QTest::addColumn<QString>("templateName");
+        QTest::addColumn<QString>("args");
+        QTest::newRow("dense_nopack 4x4x4") << QStringLiteral("dense_nopack.x86") << QString::fromStdString(denseArgs(4, 4, 4).dump());
+        QTest::newRow("dense_pack 2x4x3") << QStringLiteral("dense_pack.x86") << QString::fromStdString(denseArgs(2, 4, 3).dump());
+        QTest::newRow("conv2d_NCHWc 1x1 ow 3") << QStringLiteral("conv2d_NCHWc.x86")
+                                               << QStringLiteral(R"([["TENSOR", [1, 2, 3, 3], "float32"], ["TENSOR", [2, 2, 1, 1], "float32"], [1, 1], [0, 0, 0, 0], [1, 1], "NCHW", "NCHW", "float32"])");
+        QTest::newRow("conv2d_NCHWc 3x3 pad 1 ow 5") << QStringLiteral("conv2d_NCHWc.x86")
+                                                     << QStringLiteral(R"([["TENSOR", [1, 2, 5, 5], "float32"], ["TENSOR", [2, 2, 3, 3], "float32"], [1, 1], [1, 1, 1, 1], [1, 1], "NCHW", "NCHW", "float32"])");
+    }
+    void testWholeSmallSpaces() {
+        QFETCH(QString, templateName);
+        QFETCH(QString, args);
+        const Task task = Task::create(templateName.toStdString(), ojson::parse(args.toStdString()), "llvm");
+        QVERIFY(task.space.size() <= 100);
+        for (std::int64_t index = 0; index < task.space.rangeLength(); ++index) {
+            const ConfigEntity cfg = task.space.get(index);
+            const TemplateInstance inst = task.instantiate(cfg);
+            const auto inputs = test::randomInputs(*inst.dag, unsigned(index) + 11);
+            const QString diff = test::compareOutputs(
+                test::runCompiled(lower::lowerState(*inst.dag, inst.state), *inst.dag, inputs), te::evaluate(*inst.dag, inputs));
+            QVERIFY2(diff.isEmpty(), qPrintable(QStringLiteral("config %1 %2: %3")
+                                                    .arg(index)
+                                                    .arg(QString::fromStdString(cfg.entityJson().dump()))
+                                                    .arg(diff)));
+        }
+    }
+
     void testBadConfigIsInstantiationError() {
         const Task task = Task::create("dense_nopack.x86", denseArgs(8, 16, 32), "llvm");
         ConfigEntity cfg = task.space.get(0);
