@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -37,6 +38,19 @@ void printAutotvmUsage(FILE* out) {
                  "  tune --template NAME --args JSON   tune one AutoTVM task (args as in a record)\n"
                  "  pick-best -i IN [-o OUT]           keep the best record per workload and target\n\n"
                  "Run 'tunebench-cli autotvm <action> --help' for the options.\n");
+}
+
+// Parses the options; an exit code when the command must end here (bad usage: 2, --help: 0).
+std::optional<int> parseOrExit(QCommandLineParser& p, const QStringList& args) {
+    if (!p.parse(args)) {
+        std::fprintf(stderr, "error: %s\n", qPrintable(p.errorText()));
+        return 2;
+    }
+    if (p.isSet(QStringLiteral("help"))) {
+        std::fprintf(stdout, "%s", qPrintable(p.helpText()));
+        return 0;
+    }
+    return std::nullopt;
 }
 
 int intOption(const QCommandLineParser& p, const QString& name) {
@@ -75,14 +89,7 @@ int runAutotvmTune(const QStringList& args) {
     add("min-repeat-ms", "minimum time of one repeat (ms)", "ms", "0");
     add("timeout", "per-config run limit (s)", "s", "10");
     add("seed", "random seed of the tuner", "n", "0");
-    if (!p.parse(args)) {
-        std::fprintf(stderr, "error: %s\n", qPrintable(p.errorText()));
-        return 2;
-    }
-    if (p.isSet(QStringLiteral("help"))) {
-        std::fprintf(stdout, "%s", qPrintable(p.helpText()));
-        return 0;
-    }
+    if (const auto rc = parseOrExit(p, args)) return *rc;
     TB_USER_CHECK(p.isSet(QStringLiteral("template")) && p.isSet(QStringLiteral("args")))
         << "autotvm tune needs --template and --args";
     const std::string argsText = p.value(QStringLiteral("args")).toStdString();
@@ -165,14 +172,7 @@ int runAutotvmPickBest(const QStringList& args) {
     p.addOption({{QStringLiteral("i"), QStringLiteral("input")}, QStringLiteral("AutoTVM log"), QStringLiteral("file")});
     p.addOption({{QStringLiteral("o"), QStringLiteral("output")}, QStringLiteral("output (default IN.best.log)"),
                  QStringLiteral("file")});
-    if (!p.parse(args)) {
-        std::fprintf(stderr, "error: %s\n", qPrintable(p.errorText()));
-        return 2;
-    }
-    if (p.isSet(QStringLiteral("help"))) {
-        std::fprintf(stdout, "%s", qPrintable(p.helpText()));
-        return 0;
-    }
+    if (const auto rc = parseOrExit(p, args)) return *rc;
     TB_USER_CHECK(p.isSet(QStringLiteral("input"))) << "autotvm pick-best needs -i IN";
     const std::string in = p.value(QStringLiteral("input")).toStdString();
     const std::string out = p.isSet(QStringLiteral("output")) ? p.value(QStringLiteral("output")).toStdString()

@@ -48,6 +48,18 @@ std::vector<std::int64_t> sampleIndices(const ConfigSpace& space, int nRandom, u
     return out;
 }
 
+// Instantiates config `index`, lowers and compiles it, runs it on seeded random inputs and compares
+// with the interpreter on the same DAG: empty when equal, else the config and the mismatch.
+QString compareWithInterpreter(const Task& task, std::int64_t index) {
+    const ConfigEntity cfg = task.space.get(index);
+    const TemplateInstance inst = task.instantiate(cfg);
+    const auto inputs = test::randomInputs(*inst.dag, unsigned(index) + 1);
+    const QString diff = test::compareOutputs(
+        test::runCompiled(lower::lowerState(*inst.dag, inst.state), *inst.dag, inputs), te::evaluate(*inst.dag, inputs));
+    if (diff.isEmpty()) return diff;
+    return QStringLiteral("config %1 %2: %3").arg(index).arg(QString::fromStdString(cfg.entityJson().dump()), diff);
+}
+
 // Builds nothing and times nothing: a config's "cost" is a fixed function of its entity text, so
 // the tuners can be driven through Tuner::tune without compiling.
 class FakeBuilder : public measure::ProgramBuilder {
@@ -124,17 +136,8 @@ private Q_SLOTS:
         const Task task = Task::create(templateName.toStdString(), ojson::parse(args.toStdString()), "llvm");
         QVERIFY(task.flop > 0);
         for (std::int64_t index : sampleIndices(task.space, 6, 7)) {
-            const ConfigEntity cfg = task.space.get(index);
-            const TemplateInstance inst = task.instantiate(cfg);
-            const auto f = lower::lowerState(*inst.dag, inst.state);
-            const auto inputs = test::randomInputs(*inst.dag, unsigned(index) + 1);
-            const auto want = te::evaluate(*inst.dag, inputs);
-            const auto got = test::runCompiled(f, *inst.dag, inputs);
-            const QString diff = test::compareOutputs(got, want);
-            QVERIFY2(diff.isEmpty(), qPrintable(QStringLiteral("config %1 %2: %3")
-                                                    .arg(index)
-                                                    .arg(QString::fromStdString(cfg.entityJson().dump()))
-                                                    .arg(diff)));
+            const QString diff = compareWithInterpreter(task, index);
+            QVERIFY2(diff.isEmpty(), qPrintable(diff));
         }
     }
 
@@ -238,15 +241,8 @@ private Q_SLOTS:
         const Task task = Task::create(templateName.toStdString(), ojson::parse(args.toStdString()), "llvm");
         QVERIFY(task.space.size() <= 100);
         for (std::int64_t index = 0; index < task.space.rangeLength(); ++index) {
-            const ConfigEntity cfg = task.space.get(index);
-            const TemplateInstance inst = task.instantiate(cfg);
-            const auto inputs = test::randomInputs(*inst.dag, unsigned(index) + 11);
-            const QString diff = test::compareOutputs(
-                test::runCompiled(lower::lowerState(*inst.dag, inst.state), *inst.dag, inputs), te::evaluate(*inst.dag, inputs));
-            QVERIFY2(diff.isEmpty(), qPrintable(QStringLiteral("config %1 %2: %3")
-                                                    .arg(index)
-                                                    .arg(QString::fromStdString(cfg.entityJson().dump()))
-                                                    .arg(diff)));
+            const QString diff = compareWithInterpreter(task, index);
+            QVERIFY2(diff.isEmpty(), qPrintable(diff));
         }
     }
 
