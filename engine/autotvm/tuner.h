@@ -194,9 +194,10 @@ private:
     int m_trainCt = 0;
 };
 
-/// A tuner by TVM's tutorial names: "xgb" (knob features, reg), "xgb_rank" (knob, rank),
-/// "xgb_knob", "xgb_rank_knob", "random", "gridsearch", "ga". Throws tb::UserError for another
-/// name or an itervar/curve variant.
+/// A tuner by TVM's tutorial names: "xgb" (reg), "xgb_rank" (rank), "xgb_knob", "xgb_rank_knob",
+/// "random", "gridsearch", "ga" (pop_size 50). Every xgb variant uses knob features here; in the
+/// tutorials "xgb" and "xgb_rank" mean itervar features, which are not implemented yet. Throws
+/// tb::UserError for another name or an itervar/curve variant ("xgb_itervar", "xgb_curve", ...).
 std::unique_ptr<Tuner> makeTuner(const std::string& name, const Task& task, std::uint64_t seed = 0);
 
 }  // namespace tb::autotvm

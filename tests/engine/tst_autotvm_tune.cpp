@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/autotvm/log_check.h"
 #include "engine/autotvm/task.h"
 #include "engine/autotvm/tuner.h"
 #include "engine/codegen/target.h"
@@ -246,6 +247,24 @@ private Q_SLOTS:
         }
     }
 
+    // TopHub's x86 log (TVM-tuned conv2d_NCHWc configs of real networks): every record whose index
+    // still decodes to its entity instantiates and lowers here.
+    void testTopHubConfigsInstantiate() {
+        const auto log = record::readAutoTvmRecords("../shared/data/logs/autotvm/tophub_llvm_v0.04.log");
+        QCOMPARE(int(log.records.size()), 35);
+        int lowered = 0;
+        for (const auto& r : log.records) {
+            const RecordCheck check = checkRecord(r);  // the space changed since 2019 for most
+            if (check.outcome != RecordCheck::Outcome::Agree) continue;
+            const Task task = Task::create(r.taskName, r.args, r.target);
+            const TemplateInstance inst = task.instantiate(*check.decoded);
+            const auto f = lower::lowerState(*inst.dag, inst.state);
+            QVERIFY(!f.args.empty());
+            ++lowered;
+        }
+        QCOMPARE(lowered, 7);  // as `log check` counts them
+    }
+
     void testBadConfigIsInstantiationError() {
         const Task task = Task::create("dense_nopack.x86", denseArgs(8, 16, 32), "llvm");
         ConfigEntity cfg = task.space.get(0);
@@ -359,6 +378,8 @@ private Q_SLOTS:
             QCOMPARE(r.taskName, std::string("dense_nopack.x86"));
             QCOMPARE(r.target, std::string("llvm -keys=cpu"));
             QVERIFY(r.tvmVersion.has_value());
+            QVERIFY(r.version.has_value() && *r.version == ojson(0.2));
+            QCOMPARE(r.kwargs, ojson::object());
             const ConfigEntity c = ConfigEntity::fromJson(r.config);
             QCOMPARE(c.entityJson(), task.space.get(c.index).entityJson());
             QVERIFY(indices.insert(c.index).second);
