@@ -26,6 +26,7 @@
 #include "engine/record/history_best.h"
 #include "engine/record/record_io.h"
 #include "engine/support/error.h"
+#include "engine/tuning/tuning_job.h"
 
 namespace tb::cli {
 
@@ -82,7 +83,7 @@ int runAutotvmTune(const QStringList& args) {
     add("n-trial", "configs to measure", "n", "100");
     add("early-stopping", "stop when the best is this many trials old (0: never)", "n", "0");
     add("log", "AutoTVM log to append records to (empty: none)", "file", "");
-    add("target", "TVM target string", "target", "llvm");
+    add("target", "TVM target string (default: this CPU, written as llvm -keys=cpu -mcpu=<cpu>)", "target", "");
     add("n-parallel", "configs per batch (0: hardware threads)", "n", "0");
     add("number", "runs per repeat", "n", "10");
     add("repeat", "repeats", "n", "1");
@@ -96,11 +97,13 @@ int runAutotvmTune(const QStringList& args) {
     const auto argsJson = nlohmann::ordered_json::parse(argsText, nullptr, false);
     TB_USER_CHECK(!argsJson.is_discarded()) << "--args is not valid JSON: " << argsText;
 
-    const codegen::Target target = codegen::Target::parse(p.value(QStringLiteral("target")).toStdString());
-    TB_USER_CHECK(target.runsOnHost()) << "autotvm tune measures on this machine; target '" << target.str()
+    // The target as the auto-scheduler's `tune` resolves it and writes it into records.
+    const tuning::ResolvedTarget resolved = tuning::resolveTarget(p.value(QStringLiteral("target")).toStdString());
+    const codegen::Target& target = resolved.target;
+    TB_USER_CHECK(target.runsOnHost()) << "autotvm tune measures on this machine; target '" << resolved.recordString
                                        << "' does not run here";
     const autotvm::Task task = autotvm::Task::create(p.value(QStringLiteral("template")).toStdString(), argsJson,
-                                                     target.str());
+                                                     resolved.recordString);
     std::unique_ptr<autotvm::Tuner> tuner =
         autotvm::makeTuner(p.value(QStringLiteral("tuner")).toStdString(), task,
                            std::uint64_t(intOption(p, QStringLiteral("seed"))));
