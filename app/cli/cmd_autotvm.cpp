@@ -13,7 +13,6 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
-#include <optional>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -39,19 +38,6 @@ void printAutotvmUsage(FILE* out) {
                  "  tune --template NAME --args JSON   tune one AutoTVM task (args as in a record)\n"
                  "  pick-best -i IN [-o OUT]           keep the best record per workload and target\n\n"
                  "Run 'tunebench-cli autotvm <action> --help' for the options.\n");
-}
-
-// Parses the options; an exit code when the command must end here (bad usage: 2, --help: 0).
-std::optional<int> parseOrExit(QCommandLineParser& p, const QStringList& args) {
-    if (!p.parse(args)) {
-        std::fprintf(stderr, "error: %s\n", qPrintable(p.errorText()));
-        return 2;
-    }
-    if (p.isSet(QStringLiteral("help"))) {
-        std::fprintf(stdout, "%s", qPrintable(p.helpText()));
-        return 0;
-    }
-    return std::nullopt;
 }
 
 int intOption(const QCommandLineParser& p, const QString& name) {
