@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // `tunebench-cli autotvm tune|pick-best`: AutoTVM on one task, as TVM's tune_relay_x86 tutorial
 // tunes each task (engine/autotvm).
-//   autotvm tune --template NAME --args JSON [--tuner xgb|xgb_rank|xgb_knob|xgb_rank_knob|random|
+//   autotvm tune (--template NAME --args JSON | --network NAME [--batch N]) [--tuner xgb|xgb_rank|xgb_knob|xgb_rank_knob|random|
 //                gridsearch|ga] [--n-trial N] [--early-stopping N] [--log FILE] [--target T]
 //                [--n-parallel N] [--number N] [--repeat N] [--min-repeat-ms MS] [--timeout S]
 //                [--seed N]
 //        prints TVM's progress line ("[Task  1/ 1]  Current/Best: ... GFLOPS | Progress: (i/n) |
-//        t s") and appends one v0.2 record per measured config to the log (flushed per record)
+//        t s") and appends one v0.2 record per measured config to the log (flushed per record);
+//        --network tunes each extracted x86 task in turn (autotvm/task_extraction.h) with
+//        n_trial = min(N, space size), as TVM's tune_relay_x86 tutorial does
 //   autotvm pick-best -i IN [-o OUT]   TVM `autotvm.record.pick_best` (default OUT = IN.best.log)
 #include <QCommandLineParser>
 
@@ -18,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.h"
+#include "engine/autotvm/task_extraction.h"
 #include "engine/autotvm/tuner.h"
 #include "engine/codegen/target.h"
 #include "engine/measure/builder.h"
@@ -36,6 +39,7 @@ void printAutotvmUsage(FILE* out) {
                  "Usage: tunebench-cli autotvm <action> [options]\n\n"
                  "Actions:\n"
                  "  tune --template NAME --args JSON   tune one AutoTVM task (args as in a record)\n"
+                 "  tune --network NAME [--batch N]    tune every AutoTVM task of a zoo network (NCHW)\n"
                  "  pick-best -i IN [-o OUT]           keep the best record per workload and target\n\n"
                  "Run 'tunebench-cli autotvm <action> --help' for the options.\n");
 }
@@ -76,23 +80,39 @@ int runAutotvmTune(const QStringList& args) {
     add("min-repeat-ms", "minimum time of one repeat (ms)", "ms", "0");
     add("timeout", "per-config run limit (s)", "s", "10");
     add("seed", "random seed of the tuner", "n", "0");
+    add("network", "tune every AutoTVM task of a zoo network (NCHW), instead of --template/--args", "name");
+    add("batch", "batch size of --network", "n", "1");
     if (const auto rc = parseOrExit(p, args)) return *rc;
-    TB_USER_CHECK(p.isSet(QStringLiteral("template")) && p.isSet(QStringLiteral("args")))
-        << "autotvm tune needs --template and --args";
-    const std::string argsText = p.value(QStringLiteral("args")).toStdString();
-    const auto argsJson = nlohmann::ordered_json::parse(argsText, nullptr, false);
-    TB_USER_CHECK(!argsJson.is_discarded()) << "--args is not valid JSON: " << argsText;
+    const bool network = p.isSet(QStringLiteral("network"));
+    TB_USER_CHECK(network != (p.isSet(QStringLiteral("template")) || p.isSet(QStringLiteral("args"))))
+        << "autotvm tune needs either --network or --template with --args";
 
     // The target as the auto-scheduler's `tune` resolves it and writes it into records.
     const tuning::ResolvedTarget resolved = tuning::resolveTarget(p.value(QStringLiteral("target")).toStdString());
     const codegen::Target& target = resolved.target;
     TB_USER_CHECK(target.runsOnHost()) << "autotvm tune measures on this machine; target '" << resolved.recordString
                                        << "' does not run here";
-    const autotvm::Task task = autotvm::Task::create(p.value(QStringLiteral("template")).toStdString(), argsJson,
-                                                     resolved.recordString);
-    std::unique_ptr<autotvm::Tuner> tuner =
-        autotvm::makeTuner(p.value(QStringLiteral("tuner")).toStdString(), task,
-                           std::uint64_t(intOption(p, QStringLiteral("seed"))));
+    std::vector<autotvm::ExtractedTask> tasks;
+    if (network) {
+        tuning::NetworkSource src;
+        src.zooName = p.value(QStringLiteral("network")).toStdString();
+        src.batch = intOption(p, QStringLiteral("batch"));
+        src.layout = "NCHW";
+        const autotvm::ExtractedTasks ex = autotvm::extractX86Tasks(tuning::loadNetwork(src));
+        std::fprintf(stdout, "Extracted %zu AutoTVM tasks from %s (NCHW, batch %lld)%s\n", ex.tasks.size(),
+                     src.zooName.c_str(), static_cast<long long>(src.batch),
+                     ex.skippedOps ? (", skipped " + std::to_string(ex.skippedOps) +
+                                      " conv2d/dense ops whose templates do not run here").c_str()
+                                   : "");
+        tasks = ex.tasks;
+    } else {
+        TB_USER_CHECK(p.isSet(QStringLiteral("template")) && p.isSet(QStringLiteral("args")))
+            << "autotvm tune needs --template and --args";
+        const std::string argsText = p.value(QStringLiteral("args")).toStdString();
+        const auto argsJson = nlohmann::ordered_json::parse(argsText, nullptr, false);
+        TB_USER_CHECK(!argsJson.is_discarded()) << "--args is not valid JSON: " << argsText;
+        tasks.push_back({p.value(QStringLiteral("template")).toStdString(), argsJson});
+    }
 
     measure::LocalBuilder builder(target);
     measure::RunnerOptions ro;
@@ -102,56 +122,69 @@ int runAutotvmTune(const QStringList& args) {
     ro.timeoutS = doubleOption(p, QStringLiteral("timeout"));
     measure::LocalRunner runner(ro);
 
-    autotvm::TuneOptions to;
-    to.nTrial = intOption(p, QStringLiteral("n-trial"));
-    to.earlyStopping = intOption(p, QStringLiteral("early-stopping"));
-    to.nParallel = intOption(p, QStringLiteral("n-parallel"));
-    if (to.nParallel <= 0) to.nParallel = int(std::max(1u, std::thread::hardware_concurrency()));
-    TB_USER_CHECK(to.nTrial > 0) << "--n-trial must be positive";
+    autotvm::TuneOptions base;
+    base.nTrial = intOption(p, QStringLiteral("n-trial"));
+    base.earlyStopping = intOption(p, QStringLiteral("early-stopping"));
+    base.nParallel = intOption(p, QStringLiteral("n-parallel"));
+    if (base.nParallel <= 0) base.nParallel = int(std::max(1u, std::thread::hardware_concurrency()));
+    TB_USER_CHECK(base.nTrial > 0) << "--n-trial must be positive";
 
     std::unique_ptr<record::RecordWriter> writer;
     const std::string logPath = p.value(QStringLiteral("log")).toStdString();
     if (!logPath.empty()) writer = std::make_unique<record::RecordWriter>(logPath);
+    const std::string tunerName = p.value(QStringLiteral("tuner")).toStdString();
+    const std::uint64_t seed = std::uint64_t(intOption(p, QStringLiteral("seed")));
 
-    std::fprintf(stdout, "Task %s, args %s, target %s: %lld configs, %.0f FLOPs, tuner %s\n", task.taskName.c_str(),
-                 task.args.dump().c_str(), task.target.c_str(), static_cast<long long>(task.space.size()), task.flop,
-                 qPrintable(p.value(QStringLiteral("tuner"))));
-    // TVM callback.progress_bar with prefix "[Task  1/ 1] " and si_prefix G.
-    const auto tic = std::chrono::steady_clock::now();
-    const std::string prefix = "[Task  1/ 1] ";
-    int count = 0, failed = 0;
-    auto progress = [&](double cur, double best) {
-        const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - tic).count();
-        std::fprintf(stdout, "\r%s Current/Best: %7.2f/%7.2f GFLOPS | Progress: (%d/%d) | %.2f s", prefix.c_str(),
-                     cur / 1e9, best / 1e9, count, to.nTrial, t);
-        std::fflush(stdout);
-    };
-    progress(0, 0);
-    autotvm::TuneCallback logToFile = [&](const autotvm::Tuner&, const std::vector<autotvm::ConfigEntity>& c,
-                                          const std::vector<measure::MeasureResult>& r) {
-        if (writer)
-            for (size_t i = 0; i < c.size(); ++i) writer->append(autotvm::makeRecord(task, c[i], r[i]));
-    };
-    autotvm::TuneCallback progressBar = [&](const autotvm::Tuner& t, const std::vector<autotvm::ConfigEntity>& c,
-                                            const std::vector<measure::MeasureResult>& r) {
-        count += int(c.size());
-        double flops = 0;
-        for (const auto& res : r) {
-            if (res.ok()) flops = t.flops(res);
-            else ++failed;
+    int total = 0, failed = 0, tuned = 0;
+    for (size_t ti = 0; ti < tasks.size(); ++ti) {
+        const autotvm::Task task = autotvm::Task::create(tasks[ti].taskName, tasks[ti].args, resolved.recordString);
+        std::unique_ptr<autotvm::Tuner> tuner = autotvm::makeTuner(tunerName, task, seed);
+        autotvm::TuneOptions to = base;  // the tutorials' n_trial=min(n_trial, len(task.config_space))
+        to.nTrial = int(std::min<std::int64_t>(base.nTrial, task.space.size()));
+        std::fprintf(stdout, "Task %s, args %s, target %s: %lld configs, %.0f FLOPs, tuner %s\n",
+                     task.taskName.c_str(), task.args.dump().c_str(), task.target.c_str(),
+                     static_cast<long long>(task.space.size()), task.flop, tunerName.c_str());
+        // TVM callback.progress_bar with prefix "[Task %2d/%2d] " and si_prefix G.
+        const auto tic = std::chrono::steady_clock::now();
+        char prefix[32];
+        std::snprintf(prefix, sizeof prefix, "[Task %2d/%2d] ", int(ti + 1), int(tasks.size()));
+        int count = 0;
+        auto progress = [&](double cur, double best) {
+            const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - tic).count();
+            std::fprintf(stdout, "\r%s Current/Best: %7.2f/%7.2f GFLOPS | Progress: (%d/%d) | %.2f s", prefix,
+                         cur / 1e9, best / 1e9, count, to.nTrial, t);
+            std::fflush(stdout);
+        };
+        progress(0, 0);
+        autotvm::TuneCallback logToFile = [&](const autotvm::Tuner&, const std::vector<autotvm::ConfigEntity>& c,
+                                              const std::vector<measure::MeasureResult>& r) {
+            if (writer)
+                for (size_t i = 0; i < c.size(); ++i) writer->append(autotvm::makeRecord(task, c[i], r[i]));
+        };
+        autotvm::TuneCallback progressBar = [&](const autotvm::Tuner& t, const std::vector<autotvm::ConfigEntity>& c,
+                                                const std::vector<measure::MeasureResult>& r) {
+            count += int(c.size());
+            double flops = 0;
+            for (const auto& res : r) {
+                if (res.ok()) flops = t.flops(res);
+                else ++failed;
+            }
+            progress(flops, t.bestFlops());
+        };
+        tuner->tune(to, {&builder, &runner}, {progressBar, logToFile});
+        std::fprintf(stdout, " Done.\n");
+        total += count;
+        if (const auto& best = tuner->bestConfig()) {
+            ++tuned;
+            std::fprintf(stdout, "Best: %.2f GFLOPS, config #%lld %s (trial %d)\n", tuner->bestFlops() / 1e9,
+                         static_cast<long long>(best->index), best->entityJson().dump().c_str(), tuner->bestIter() + 1);
+        } else {
+            std::fprintf(stdout, "Best: none (every config failed)\n");
         }
-        progress(flops, t.bestFlops());
-    };
-    tuner->tune(to, {&builder, &runner}, {progressBar, logToFile});
-    std::fprintf(stdout, " Done.\n");
-    if (const auto& best = tuner->bestConfig())
-        std::fprintf(stdout, "Best: %.2f GFLOPS, config #%lld %s (trial %d)\n", tuner->bestFlops() / 1e9,
-                     static_cast<long long>(best->index), best->entityJson().dump().c_str(), tuner->bestIter() + 1);
-    else
-        std::fprintf(stdout, "Best: none (every config failed)\n");
-    std::fprintf(stdout, "Tuning finished: %d trials (%d failed)%s%s\n", count, failed, logPath.empty() ? "" : ", log ",
+    }
+    std::fprintf(stdout, "Tuning finished: %d trials (%d failed)%s%s\n", total, failed, logPath.empty() ? "" : ", log ",
                  logPath.c_str());
-    return tuner->bestConfig() ? 0 : 1;
+    return tuned == int(tasks.size()) ? 0 : 1;
 }
 
 int runAutotvmPickBest(const QStringList& args) {
