@@ -4,7 +4,11 @@
 // with QCommandLineParser (args[0] is "tunebench-cli <name>") and returns the process exit code:
 // 0 success, 1 failure of the job, 2 bad usage or bad input (the message names the problem).
 
+#include <QCommandLineParser>
 #include <QStringList>
+
+#include <cstdio>
+#include <optional>
 
 namespace tb::cli {
 
@@ -13,6 +17,20 @@ struct Command {
     const char* summary;
     int (*run)(const QStringList& args);
 };
+
+/// Parses a subcommand's options: nullopt to go on, else the exit code to return now (2 after
+/// printing the parse error, 0 after printing --help).
+inline std::optional<int> parseOrExit(QCommandLineParser& p, const QStringList& args) {
+    if (!p.parse(args)) {
+        std::fprintf(stderr, "error: %s\n", qPrintable(p.errorText()));
+        return 2;
+    }
+    if (p.isSet(QStringLiteral("help"))) {
+        std::fprintf(stdout, "%s", qPrintable(p.helpText()));
+        return 0;
+    }
+    return std::nullopt;
+}
 
 // One declaration per subcommand; add the entry to kCommands in main.cpp.
 int runTracker(const QStringList& args);       // cmd_tracker.cpp
@@ -23,5 +41,6 @@ int runTasks(const QStringList& args);         // cmd_tasks.cpp
 int runTune(const QStringList& args);          // cmd_tune.cpp
 int runCompile(const QStringList& args);       // cmd_compile.cpp
 int runRun(const QStringList& args);           // cmd_run.cpp
+int runAutotvm(const QStringList& args);       // cmd_autotvm.cpp
 
 }  // namespace tb::cli

@@ -18,6 +18,8 @@ const tb::cli::Command kCommands[] = {
     {"tasks", "extract the tuning tasks of a network (TVM extract_tasks)", tb::cli::runTasks},
     {"tune", "tune a network: sketch search, XGBoost cost model, task scheduler", tb::cli::runTune},
     {"compile", "compile a network with the best schedules of a log; benchmark, export", tb::cli::runCompile},
+    {"autotvm", "AutoTVM: tune one template task (random/grid/GA/XGB tuners), pick the best records",
+     tb::cli::runAutotvm},
     {"run", "compile and run a network on .pb inputs (optionally check against the interpreter)", tb::cli::runRun},
 };
 

@@ -25,6 +25,11 @@ const detail::TemplateList& registry() {
 
 }  // namespace
 
+TemplateInstance Template::instantiate(const TaskArgs& args, const ConfigEntity&) const {
+    (void)args;
+    throw UserError("AutoTVM template '" + name() + "' cannot be instantiated here yet (only its space is known)");
+}
+
 ConfigSpace Template::space(const nlohmann::ordered_json& args) const {
     ConfigSpace cfg;
     defineSpace(TaskArgs(name(), args), cfg);

@@ -10,10 +10,27 @@
 /// here must declare exactly TVM's knobs, in TVM's order, with TVM's arguments, for the args as
 /// serialized in records (task_args.h) — otherwise a TVM log's index means another config.
 ///
-/// This milestone provides the space side (`defineSpace`). The interface grows, in the next
-/// milestone, a function that builds the task's compute and schedule from a ConfigEntity
-/// (`instantiate(args, entity)` returning the ComputeDAG plus the applied schedule), so a template
-/// stays one object that knows its space, its compute and its schedule.
+/// A template has two sides: the space (`defineSpace`) and, for the templates that can run here,
+/// the program of one config (`instantiate(args, entity)`): the task's compute DAG (TVM's compute,
+/// stage and axis names as TVM's, which may depend on the config, e.g. dense_nopack's `vec`) plus
+/// the template's schedule for that config.
+///
+/// Design: the schedule is expressed as an auto-scheduler `State` (schedule/loop_state.h) built with
+/// transform steps (split, reorder, fuse, annotate, compute_at, cache_write) that follow the TVM te
+/// schedule calls one for one, instead of a second, te-style schedule representation. So lowering
+/// (lower/lower_state.h), codegen, the builder/runner and the sandbox are reused unchanged, and a
+/// config's program can be printed as a State like any auto-scheduler candidate. The te calls map
+/// exactly: `SplitEntity.apply` (successive factor splits) = one SP step with the entity's inner
+/// lengths; a te reorder of a subset of loops = an RE step permuting only those positions;
+/// `compute_at` = CA after the attached stage's own steps (te orders them freely; a State needs the
+/// ranges for its splits), then bound inference. Differences: a split whose factors do not divide
+/// the axis is guarded as auto-scheduler splits are (TVM's te split likewise guards); te's
+/// `tvm.tir.likely` hints are not emitted.
+///
+/// Instantiable (TVM v0.14 python/tvm/topi/x86/): `dense_nopack.x86`, `dense_pack.x86` (dense.py;
+/// bias = null only, float32) and `conv2d_NCHWc.x86` (conv2d.py with conv2d_avx_common.py /
+/// conv2d_avx_1x1.py; float32, groups 1). Compute in TVM's tuning mode (GLOBAL_SCOPE.in_tuning):
+/// packed weights/data are placeholders, as the tuned task measures them.
 ///
 /// Implemented (TVM v0.14, python/tvm/topi/): x86 `conv2d_NCHWc.x86`,
 /// `depthwise_conv2d_NCHWc.x86`, `dense_nopack.x86`, `dense_pack.x86`; ARM
@@ -30,8 +47,17 @@
 
 #include "engine/autotvm/space.h"
 #include "engine/autotvm/task_args.h"
+#include "engine/schedule/loop_state.h"
+#include "engine/te/compute_dag.h"
 
 namespace tb::autotvm {
+
+/// The program of one config: the compute DAG (io tensors = the template's inputs in args order,
+/// then the output) and the scheduled, bound-inferred State on it, ready for lower::lowerState.
+struct TemplateInstance {
+    std::shared_ptr<const te::ComputeDAG> dag;
+    State state;
+};
 
 /// One AutoTVM template (stateless; shared by all tasks that use it).
 class Template {
@@ -45,6 +71,15 @@ public:
     /// runs with a ConfigSpace (compute first, then schedule). Throws tb::UserError if the args do
     /// not fit the template (wrong count or form, or a case TVM's template asserts against).
     virtual void defineSpace(const TaskArgs& args, ConfigSpace& cfg) const = 0;
+
+    /// True if instantiate() is implemented for this template.
+    virtual bool canInstantiate() const { return false; }
+    /// The compute and the schedule of config `entity` (a point of defineSpace's space for these
+    /// args), as TVM's compute + schedule functions build them under that config. Throws
+    /// tb::UserError when the template cannot be instantiated here (not implemented, args it does
+    /// not support, an entity that does not fit the args); measuring reports that as
+    /// INSTANTIATION_ERROR.
+    virtual TemplateInstance instantiate(const TaskArgs& args, const ConfigEntity& entity) const;
 
     /// The whole space for serialized args (`["TENSOR", ...], ...`).
     ConfigSpace space(const nlohmann::ordered_json& args) const;

@@ -18,26 +18,34 @@
 
 namespace tb::autotvm::detail {
 
-/// A template given by its name, TVM source and space function.
+/// A template given by its name, TVM source, space function and (optionally) instantiation.
 class FunctionTemplate final : public Template {
 public:
     using SpaceFn = std::function<void(const TaskArgs&, ConfigSpace&)>;
-    FunctionTemplate(std::string name, std::string source, SpaceFn fn)
-        : m_name(std::move(name)), m_source(std::move(source)), m_fn(std::move(fn)) {}
+    using InstantiateFn = std::function<TemplateInstance(const TaskArgs&, const ConfigEntity&)>;
+    FunctionTemplate(std::string name, std::string source, SpaceFn fn, InstantiateFn inst = {})
+        : m_name(std::move(name)), m_source(std::move(source)), m_fn(std::move(fn)), m_inst(std::move(inst)) {}
     const std::string& name() const override { return m_name; }
     const std::string& tvmSource() const override { return m_source; }
     void defineSpace(const TaskArgs& args, ConfigSpace& cfg) const override { m_fn(args, cfg); }
+    bool canInstantiate() const override { return bool(m_inst); }
+    TemplateInstance instantiate(const TaskArgs& args, const ConfigEntity& entity) const override {
+        return m_inst ? m_inst(args, entity) : Template::instantiate(args, entity);
+    }
 
 private:
     std::string m_name, m_source;
     SpaceFn m_fn;
+    InstantiateFn m_inst;
 };
 
 using TemplateList = std::vector<std::unique_ptr<Template>>;
 
 /// Appends a FunctionTemplate.
-inline void addTemplate(TemplateList& out, std::string name, std::string source, FunctionTemplate::SpaceFn fn) {
-    out.push_back(std::make_unique<FunctionTemplate>(std::move(name), std::move(source), std::move(fn)));
+inline void addTemplate(TemplateList& out, std::string name, std::string source, FunctionTemplate::SpaceFn fn,
+                        FunctionTemplate::InstantiateFn inst = {}) {
+    out.push_back(std::make_unique<FunctionTemplate>(std::move(name), std::move(source), std::move(fn),
+                                                     std::move(inst)));
 }
 
 /// Registration of each family (templates_x86.cpp, templates_arm_cpu.cpp, templates_mali.cpp).

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // x86 templates (TVM v0.14 python/tvm/topi/x86/): the knobs each one declares, in order.
+#include "engine/autotvm/state_builder.h"
 #include "engine/autotvm/templates_common.h"
 #include "engine/support/error.h"
+#include "engine/te/operation.h"
+#include "engine/topi/nn/conv2d.h"
 
 namespace tb::autotvm::detail {
 
@@ -87,14 +90,219 @@ void densePack(const TaskArgs& args, ConfigSpace& cfg) {
     cfg.defineSplit("tile_inner", s.m, splitOpts(2, innermostAtMost(16)));
 }
 
+// ---- instantiation (compute + schedule of one config) ----------------------------------------
+
+using te::Expr;
+using te::Tensor;
+using te::Var;
+
+// Bias and out_dtype of the dense templates: bias must be null (see template.h), out_dtype null or
+// float32 like the data.
+void checkDenseArgs(const TaskArgs& args) {
+    TB_USER_CHECK(args.size() < 3 || args.isNull(2))
+        << args.taskName() << ": a dense task with a bias is not instantiable yet (bias must be null)";
+    TB_USER_CHECK(args.tensor(0).dtype == "float32" && args.tensor(1).dtype == "float32")
+        << args.taskName() << ": only float32 data and weight are supported";
+    TB_USER_CHECK(args.size() < 4 || args.isNull(3) || args.str(3) == "float32")
+        << args.taskName() << ": only out_dtype float32 is supported";
+}
+
+// dense_nopack: CC(z, y, x) = sum_k data[z, k*vec + x] * weight[y, k*vec + x] over k < K/vec,
+// C(y, x) = sum_kk CC[y, x, kk] (tag dense_nopack), vec = tile_k's inner factor; both stages keep
+// te.compute's default name "compute". Schedule: _schedule_dense_nopack_template.
+TemplateInstance denseNopackInstance(const TaskArgs& args, const ConfigEntity& cfg) {
+    checkDenseArgs(args);
+    const DenseShape s = denseShape(args, false);
+    const std::int64_t vec = cfg.split("tile_k").size.back();
+    TB_USER_CHECK(vec >= 1 && s.k % vec == 0) << args.taskName() << ": tile_k inner factor " << vec
+                                              << " does not divide K = " << s.k;
+    Tensor data = te::placeholder({s.m, s.k}, "data"), weight = te::placeholder({s.n, s.k}, "weight");
+    te::IterVar k = te::reduceAxis(s.k / vec, "k");
+    Tensor cc = te::compute({s.m, s.n, vec}, {"z", "y", "x"}, [&](const std::vector<Var>& v) {
+        Expr idx = Expr(k.var) * Expr(int(vec)) + Expr(v[2]);
+        return te::sum(data(Expr(v[0]), idx) * weight(Expr(v[1]), idx), {k});
+    }, "compute");
+    te::IterVar kk = te::reduceAxis(vec, "kk");
+    te::ComputeOptions opts;
+    opts.tag = "dense_nopack";
+    Tensor c = te::compute({s.m, s.n}, {"y", "x"}, [&](const std::vector<Var>& v) {
+        return te::sum(cc(Expr(v[0]), Expr(v[1]), Expr(kk.var)), {kk});
+    }, "compute", opts);
+
+    StateBuilder b(std::make_shared<const te::ComputeDAG>(std::vector<Tensor>{data, weight, c}));
+    const StageRefName C{"compute", 1}, CC{"compute", 0};
+    // C: tile y and x, fuse the outer tiles into the parallel loop, unroll kk.
+    const auto ys = b.applySplit(C, "y", cfg.split("tile_y"));
+    const auto xs = b.applySplit(C, "x", cfg.split("tile_x"));
+    b.reorder(C, {ys[0], xs[0], ys[1], xs[1]});
+    const std::string xyo = b.fuse(C, {ys[0], xs[0]});
+    b.annotate(C, xyo, IteratorAnnotation::Parallel);
+    b.annotate(C, "kk", IteratorAnnotation::Unroll);
+    // CC: fuse (z, y), reduce loop outermost, unroll the fused loop, vectorize x; at C's tile.
+    const std::string yz = b.fuse(CC, {"z", "y"});
+    b.reorder(CC, {"k", yz, "x"});
+    b.annotate(CC, yz, IteratorAnnotation::Unroll);
+    b.annotate(CC, "x", IteratorAnnotation::Vectorize);
+    b.computeAt(CC, C, xyo);
+    return b.finish();
+}
+
+// dense_pack in tuning mode (GLOBAL_SCOPE.in_tuning: the packed weight is a placeholder
+// "packed_weight" (N/bn, K, bn), bn = tile_x's inner factor): C(y, x) = sum_k data[y, k] *
+// packed_weight[x / bn, k, x % bn] (tag dense_pack, name "compute"). A 3-D weight arg is the
+// packed weight itself. Schedule: _schedule_dense_pack_template with C == O.
+TemplateInstance densePackInstance(const TaskArgs& args, const ConfigEntity& cfg) {
+    checkDenseArgs(args);
+    const DenseShape s = denseShape(args, true);
+    const TensorArg w = args.tensor(1);
+    const std::int64_t bn = w.shape.size() == 3 ? w.shape[2] : cfg.split("tile_x").size.back();
+    TB_USER_CHECK(bn >= 1 && s.n % bn == 0) << args.taskName() << ": packing factor " << bn
+                                            << " does not divide N = " << s.n;
+    Tensor data = te::placeholder({s.m, s.k}, "data");
+    Tensor packw = te::placeholder({s.n / bn, s.k, bn}, "packed_weight");
+    te::IterVar k = te::reduceAxis(s.k, "k");
+    te::ComputeOptions opts;
+    opts.tag = "dense_pack";
+    Tensor c = te::compute({s.m, s.n}, {"y", "x"}, [&](const std::vector<Var>& v) {
+        return te::sum(data(Expr(v[0]), Expr(k.var)) *
+                           packw(te::floordiv(v[1], Expr(int(bn))), Expr(k.var), te::floormod(v[1], Expr(int(bn)))),
+                       {k});
+    }, "compute", opts);
+
+    StateBuilder b(std::make_shared<const te::ComputeDAG>(std::vector<Tensor>{data, packw, c}));
+    const StageRefName C{"compute", 0}, CC{"compute.global", 0};
+    b.cacheWrite(C, "global");
+    const auto ys = b.applySplit(C, "y", cfg.split("tile_y"));
+    const auto xs = b.applySplit(C, "x", cfg.split("tile_x"));
+    b.reorder(C, {xs[0], ys[0], ys[1], xs[1], ys[2], xs[2]});
+    const std::string xyt = b.fuse(C, {xs[0], ys[0]});
+    b.annotate(C, xyt, IteratorAnnotation::Parallel);
+    const std::string xyo = b.fuse(C, {ys[1], xs[1]});
+    b.annotate(C, ys[2], IteratorAnnotation::Unroll);
+    b.annotate(C, xs[2], IteratorAnnotation::Vectorize);
+
+    const auto ccIters = b.iters(CC);  // y_c, x_c, k
+    TB_CHECK(ccIters.size() == 3) << "dense_pack cache stage has " << ccIters.size() << " loops";
+    const std::string yc = ccIters[0], xc = ccIters[1];
+    const auto ks = b.applySplit(CC, ccIters[2], cfg.split("tile_k"));
+    b.reorder(CC, {ks[0], ks[1], yc, xc});
+    b.annotate(CC, xc, IteratorAnnotation::Vectorize);
+    const std::int64_t tileInner = cfg.split("tile_inner").size.back();
+    if (tileInner > 1) {
+        const auto yy = b.split(CC, yc, tileInner);
+        b.reorder(CC, {ks[0], yy[0], ks[1], yy[1], xc});
+        b.annotate(CC, yy[0], IteratorAnnotation::Unroll);
+        b.annotate(CC, ks[1], IteratorAnnotation::Unroll);
+        b.annotate(CC, yy[1], IteratorAnnotation::Unroll);
+    } else {
+        b.annotate(CC, ks[1], IteratorAnnotation::Unroll);
+        b.annotate(CC, yc, IteratorAnnotation::Unroll);
+    }
+    b.computeAt(CC, C, xyo);
+    return b.finish();
+}
+
+// conv2d_NCHWc in tuning mode (GLOBAL_SCOPE.in_tuning): data and kernel are the blocked
+// placeholders "data" (N, C/ic_bn, H, W, ic_bn) and "kernel" (K/oc_bn, C/ic_bn, KH, KW, ic_bn,
+// oc_bn) with ic_bn / oc_bn = tile_ic / tile_oc's inner factors (5-D data / 6-D kernel args are
+// taken as they are), then topi.nn.conv2d_NCHWc (stages data_pad when padded, conv2d_NCHWc).
+// Schedule: conv2d_avx_common._schedule_conv_NCHWc, or conv2d_avx_1x1's for a 1x1 kernel, with
+// C == O (the template's output is conv2d_NCHWc itself).
+TemplateInstance conv2dNCHWcInstance(const TaskArgs& args, const ConfigEntity& cfg) {
+    args.requireAtLeast(5);
+    const TensorArg dataArg = args.tensor(0), kernelArg = args.tensor(1);
+    TB_USER_CHECK(dataArg.dtype == "float32" && kernelArg.dtype == "float32")
+        << args.taskName() << ": only float32 data and kernel are supported";
+    TB_USER_CHECK(args.size() < 8 || args.isNull(7) || args.str(7) == "float32")
+        << args.taskName() << ": only out_dtype float32 is supported";
+    std::vector<std::int64_t> dshape, kshape;
+    if (dataArg.shape.size() == 5) {
+        TB_USER_CHECK(kernelArg.shape.size() == 6) << args.taskName() << ": NCHWc data needs a 6-D kernel";
+        dshape = dataArg.shape;
+        kshape = kernelArg.shape;
+    } else {
+        TB_USER_CHECK(dataArg.shape.size() == 4 && kernelArg.shape.size() == 4)
+            << args.taskName() << ": expects NCHW data with an OIHW kernel, or NCHWc data";
+        const std::int64_t icBn = cfg.split("tile_ic").size.back(), ocBn = cfg.split("tile_oc").size.back();
+        const std::int64_t inChannel = dataArg.shape[1], numFilter = kernelArg.shape[0];
+        TB_USER_CHECK(kernelArg.shape[1] == inChannel) << args.taskName() << ": grouped kernels are not supported";
+        TB_USER_CHECK(inChannel % icBn == 0 && numFilter % ocBn == 0)
+            << args.taskName() << ": channel blocks " << icBn << "/" << ocBn << " do not divide " << inChannel << "/"
+            << numFilter;
+        dshape = {dataArg.shape[0], inChannel / icBn, dataArg.shape[2], dataArg.shape[3], icBn};
+        kshape = {numFilter / ocBn, inChannel / icBn, kernelArg.shape[2], kernelArg.shape[3], icBn, ocBn};
+    }
+    const std::int64_t kh = kshape[2], kw = kshape[3], icBn = dshape[4];
+    const auto pad = args.padding(3, kh, kw);
+    const auto [sh, sw] = args.intPair(2);
+    const auto [dh, dw] = args.intPair(4);
+    Tensor data = te::placeholder(dshape, "data"), kernel = te::placeholder(kshape, "kernel");
+    Tensor conv = topi::nn::conv2dNCHWc(data, kernel, {sh, sw}, {pad.top, pad.left, pad.bottom, pad.right}, {dh, dw});
+    const bool padded = pad.top + pad.bottom + pad.left + pad.right != 0;  // topi adds data_pad then
+
+    StateBuilder b(std::make_shared<const te::ComputeDAG>(std::vector<Tensor>{data, kernel, conv}));
+    const StageRefName C{"conv2d_NCHWc", 0}, CC{"conv2d_NCHWc.global", 0}, P{"data_pad", 0};
+    if (padded) {
+        b.annotate(P, "i4", IteratorAnnotation::Vectorize);
+        const std::string pp = b.fuse(P, {"i0", "i1", "i2"});
+        b.annotate(P, pp, IteratorAnnotation::Parallel);
+    }
+    b.cacheWrite(C, "global");
+    const std::int64_t regN = cfg.split("tile_ow").size.back();
+    const auto cc = b.iters(CC);  // n_c, oc_chunk_c, oh_c, ow_c, oc_block_c, ic, kh, kw
+    TB_CHECK(cc.size() == 8) << "conv2d_NCHWc cache stage has " << cc.size() << " loops";
+    if (kh == 1 && kw == 1) {
+        const std::int64_t ohFactor = cfg.knobValue("tile_oh").get<std::int64_t>();
+        const auto ohs = b.split(C, "oh", ohFactor);
+        const auto ows = b.split(C, "ow", regN);
+        b.reorder(C, {"oc_chunk", ohs[0], ows[0], ohs[1], ows[1], "oc_block"});
+        b.annotate(C, "oc_block", IteratorAnnotation::Vectorize);
+        const std::string par = b.fuse(C, {"n", "oc_chunk", ohs[0]});
+        b.annotate(C, par, IteratorAnnotation::Parallel);
+
+        const auto ics = b.split(CC, cc[5], icBn);
+        const auto ohc = b.split(CC, cc[2], ohFactor);
+        const auto owc = b.split(CC, cc[3], regN);
+        b.reorder(CC, {cc[1], ohc[0], owc[0], ics[0], ics[1], ohc[1], owc[1], cc[4]});
+        b.fuse(CC, {cc[1], ohc[0]});
+        b.annotate(CC, cc[4], IteratorAnnotation::Vectorize);
+        b.annotate(CC, owc[1], IteratorAnnotation::Unroll);
+        b.annotate(CC, ohc[1], IteratorAnnotation::Unroll);
+        b.computeAt(CC, C, par);
+    } else {
+        const bool unrollKw = cfg.knobValue("unroll_kw").get<bool>();
+        const auto ows = b.split(C, "ow", regN);
+        b.reorder(C, {"oc_chunk", "oh", ows[0], ows[1], "oc_block"});
+        const std::string par = b.fuse(C, {"n", "oc_chunk", "oh"});
+        b.annotate(C, "oc_block", IteratorAnnotation::Vectorize);
+        b.annotate(C, par, IteratorAnnotation::Parallel);
+
+        const auto owc = b.split(CC, cc[3], regN);
+        const auto ics = b.split(CC, cc[5], icBn);
+        if (unrollKw) {
+            b.reorder(CC, {cc[1], cc[2], owc[0], ics[0], cc[6], ics[1], cc[7], owc[1], cc[4]});
+            b.annotate(CC, cc[7], IteratorAnnotation::Unroll);
+        } else {
+            b.reorder(CC, {cc[1], cc[2], owc[0], ics[0], cc[6], cc[7], ics[1], owc[1], cc[4]});
+        }
+        b.annotate(CC, cc[4], IteratorAnnotation::Vectorize);
+        b.annotate(CC, owc[1], IteratorAnnotation::Unroll);
+        b.computeAt(CC, C, ows[0]);
+    }
+    return b.finish();
+}
+
 }  // namespace
 
 void addX86Templates(TemplateList& out) {
-    addTemplate(out, "conv2d_NCHWc.x86", "python/tvm/topi/x86/conv2d.py: conv2d_NCHWc", conv2dNCHWc);
+    addTemplate(out, "conv2d_NCHWc.x86", "python/tvm/topi/x86/conv2d.py: conv2d_NCHWc", conv2dNCHWc,
+                conv2dNCHWcInstance);
     addTemplate(out, "depthwise_conv2d_NCHWc.x86",
                 "python/tvm/topi/x86/depthwise_conv2d.py: depthwise_conv2d_NCHWc", depthwiseConv2dNCHWc);
-    addTemplate(out, "dense_nopack.x86", "python/tvm/topi/x86/dense.py: dense_nopack", denseNopack);
-    addTemplate(out, "dense_pack.x86", "python/tvm/topi/x86/dense.py: dense_pack", densePack);
+    addTemplate(out, "dense_nopack.x86", "python/tvm/topi/x86/dense.py: dense_nopack", denseNopack,
+                denseNopackInstance);
+    addTemplate(out, "dense_pack.x86", "python/tvm/topi/x86/dense.py: dense_pack", densePack,
+                densePackInstance);
 }
 
 }  // namespace tb::autotvm::detail

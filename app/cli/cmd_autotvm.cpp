@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: Apache-2.0
+// `tunebench-cli autotvm tune|pick-best`: AutoTVM on one task, as TVM's tune_relay_x86 tutorial
+// tunes each task (engine/autotvm).
+//   autotvm tune (--template NAME --args JSON | --network NAME [--batch N]) [--tuner xgb|xgb_rank|xgb_knob|xgb_rank_knob|random|
+//                gridsearch|ga] [--n-trial N] [--early-stopping N] [--log FILE] [--target T]
+//                [--n-parallel N] [--number N] [--repeat N] [--min-repeat-ms MS] [--timeout S]
+//                [--seed N]
+//        prints TVM's progress line ("[Task  1/ 1]  Current/Best: ... GFLOPS | Progress: (i/n) |
+//        t s") and appends one v0.2 record per measured config to the log (flushed per record);
+//        --network tunes each extracted x86 task in turn (autotvm/task_extraction.h) with
+//        n_trial = min(N, space size), as TVM's tune_relay_x86 tutorial does
+//   autotvm pick-best -i IN [-o OUT]   TVM `autotvm.record.pick_best` (default OUT = IN.best.log)
+#include <QCommandLineParser>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.h"
+#include "engine/autotvm/task_extraction.h"
+#include "engine/autotvm/tuner.h"
+#include "engine/codegen/target.h"
+#include "engine/measure/builder.h"
+#include "engine/measure/local_runner.h"
+#include "engine/record/history_best.h"
+#include "engine/record/record_io.h"
+#include "engine/support/error.h"
+#include "engine/tuning/tuning_job.h"
+
+namespace tb::cli {
+
+namespace {
+
+void printAutotvmUsage(FILE* out) {
+    std::fprintf(out,
+                 "Usage: tunebench-cli autotvm <action> [options]\n\n"
+                 "Actions:\n"
+                 "  tune --template NAME --args JSON   tune one AutoTVM task (args as in a record)\n"
+                 "  tune --network NAME [--batch N]    tune every AutoTVM task of a zoo network (NCHW)\n"
+                 "  pick-best -i IN [-o OUT]           keep the best record per workload and target\n\n"
+                 "Run 'tunebench-cli autotvm <action> --help' for the options.\n");
+}
+
+int intOption(const QCommandLineParser& p, const QString& name) {
+    bool ok = false;
+    const int v = p.value(name).toInt(&ok);
+    TB_USER_CHECK(ok) << "--" << name.toStdString() << " must be an integer, not '" << p.value(name).toStdString() << "'";
+    return v;
+}
+
+double doubleOption(const QCommandLineParser& p, const QString& name) {
+    bool ok = false;
+    const double v = p.value(name).toDouble(&ok);
+    TB_USER_CHECK(ok) << "--" << name.toStdString() << " must be a number, not '" << p.value(name).toStdString() << "'";
+    return v;
+}
+
+int runAutotvmTune(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Tune one AutoTVM task (TVM autotvm tuner.tune)."));
+    p.addHelpOption();
+    auto add = [&](const char* name, const char* help, const char* valueName, const char* def = nullptr) {
+        QCommandLineOption o(QString::fromLatin1(name), QString::fromLatin1(help), QString::fromLatin1(valueName));
+        if (def) o.setDefaultValue(QString::fromLatin1(def));
+        p.addOption(o);
+    };
+    add("template", "AutoTVM template (task name), e.g. dense_nopack.x86", "name");
+    add("args", "task args as JSON, as in a record's input[2]", "json");
+    add("tuner", "xgb, xgb_rank, xgb_knob, xgb_rank_knob, random, gridsearch or ga", "name", "xgb");
+    add("n-trial", "configs to measure", "n", "100");
+    add("early-stopping", "stop when the best is this many trials old (0: never)", "n", "0");
+    add("log", "AutoTVM log to append records to (empty: none)", "file", "");
+    add("target", "TVM target string (default: this CPU, written as llvm -keys=cpu -mcpu=<cpu>)", "target", "");
+    add("n-parallel", "configs per batch (0: hardware threads)", "n", "0");
+    add("number", "runs per repeat", "n", "10");
+    add("repeat", "repeats", "n", "1");
+    add("min-repeat-ms", "minimum time of one repeat (ms)", "ms", "0");
+    add("timeout", "per-config run limit (s)", "s", "10");
+    add("seed", "random seed of the tuner", "n", "0");
+    add("network", "tune every AutoTVM task of a zoo network (NCHW), instead of --template/--args", "name");
+    add("batch", "batch size of --network", "n", "1");
+    if (const auto rc = parseOrExit(p, args)) return *rc;
+    const bool network = p.isSet(QStringLiteral("network"));
+    TB_USER_CHECK(network != (p.isSet(QStringLiteral("template")) || p.isSet(QStringLiteral("args"))))
+        << "autotvm tune needs either --network or --template with --args";
+
+    // The target as the auto-scheduler's `tune` resolves it and writes it into records.
+    const tuning::ResolvedTarget resolved = tuning::resolveTarget(p.value(QStringLiteral("target")).toStdString());
+    const codegen::Target& target = resolved.target;
+    TB_USER_CHECK(target.runsOnHost()) << "autotvm tune measures on this machine; target '" << resolved.recordString
+                                       << "' does not run here";
+    std::vector<autotvm::ExtractedTask> tasks;
+    if (network) {
+        tuning::NetworkSource src;
+        src.zooName = p.value(QStringLiteral("network")).toStdString();
+        src.batch = intOption(p, QStringLiteral("batch"));
+        src.layout = "NCHW";
+        const autotvm::ExtractedTasks ex = autotvm::extractX86Tasks(tuning::loadNetwork(src));
+        std::fprintf(stdout, "Extracted %zu AutoTVM tasks from %s (NCHW, batch %lld)%s\n", ex.tasks.size(),
+                     src.zooName.c_str(), static_cast<long long>(src.batch),
+                     ex.skippedOps ? (", skipped " + std::to_string(ex.skippedOps) +
+                                      " conv2d/dense ops whose templates do not run here").c_str()
+                                   : "");
+        tasks = ex.tasks;
+    } else {
+        TB_USER_CHECK(p.isSet(QStringLiteral("template")) && p.isSet(QStringLiteral("args")))
+            << "autotvm tune needs --template and --args";
+        const std::string argsText = p.value(QStringLiteral("args")).toStdString();
+        const auto argsJson = nlohmann::ordered_json::parse(argsText, nullptr, false);
+        TB_USER_CHECK(!argsJson.is_discarded()) << "--args is not valid JSON: " << argsText;
+        tasks.push_back({p.value(QStringLiteral("template")).toStdString(), argsJson});
+    }
+
+    measure::LocalBuilder builder(target);
+    measure::RunnerOptions ro;
+    ro.number = intOption(p, QStringLiteral("number"));
+    ro.repeat = intOption(p, QStringLiteral("repeat"));
+    ro.minRepeatMs = doubleOption(p, QStringLiteral("min-repeat-ms"));
+    ro.timeoutS = doubleOption(p, QStringLiteral("timeout"));
+    measure::LocalRunner runner(ro);
+
+    autotvm::TuneOptions base;
+    base.nTrial = intOption(p, QStringLiteral("n-trial"));
+    base.earlyStopping = intOption(p, QStringLiteral("early-stopping"));
+    base.nParallel = intOption(p, QStringLiteral("n-parallel"));
+    if (base.nParallel <= 0) base.nParallel = int(std::max(1u, std::thread::hardware_concurrency()));
+    TB_USER_CHECK(base.nTrial > 0) << "--n-trial must be positive";
+
+    std::unique_ptr<record::RecordWriter> writer;
+    const std::string logPath = p.value(QStringLiteral("log")).toStdString();
+    if (!logPath.empty()) writer = std::make_unique<record::RecordWriter>(logPath);
+    const std::string tunerName = p.value(QStringLiteral("tuner")).toStdString();
+    const std::uint64_t seed = std::uint64_t(intOption(p, QStringLiteral("seed")));
+
+    int total = 0, failed = 0, tuned = 0;
+    for (size_t ti = 0; ti < tasks.size(); ++ti) {
+        const autotvm::Task task = autotvm::Task::create(tasks[ti].taskName, tasks[ti].args, resolved.recordString);
+        std::unique_ptr<autotvm::Tuner> tuner = autotvm::makeTuner(tunerName, task, seed);
+        autotvm::TuneOptions to = base;  // the tutorials' n_trial=min(n_trial, len(task.config_space))
+        to.nTrial = int(std::min<std::int64_t>(base.nTrial, task.space.size()));
+        std::fprintf(stdout, "Task %s, args %s, target %s: %lld configs, %.0f FLOPs, tuner %s\n",
+                     task.taskName.c_str(), task.args.dump().c_str(), task.target.c_str(),
+                     static_cast<long long>(task.space.size()), task.flop, tunerName.c_str());
+        // TVM callback.progress_bar with prefix "[Task %2d/%2d] " and si_prefix G.
+        const auto tic = std::chrono::steady_clock::now();
+        char prefix[32];
+        std::snprintf(prefix, sizeof prefix, "[Task %2d/%2d] ", int(ti + 1), int(tasks.size()));
+        int count = 0;
+        auto progress = [&](double cur, double best) {
+            const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - tic).count();
+            std::fprintf(stdout, "\r%s Current/Best: %7.2f/%7.2f GFLOPS | Progress: (%d/%d) | %.2f s", prefix,
+                         cur / 1e9, best / 1e9, count, to.nTrial, t);
+            std::fflush(stdout);
+        };
+        progress(0, 0);
+        autotvm::TuneCallback logToFile = [&](const autotvm::Tuner&, const std::vector<autotvm::ConfigEntity>& c,
+                                              const std::vector<measure::MeasureResult>& r) {
+            if (writer)
+                for (size_t i = 0; i < c.size(); ++i) writer->append(autotvm::makeRecord(task, c[i], r[i]));
+        };
+        autotvm::TuneCallback progressBar = [&](const autotvm::Tuner& t, const std::vector<autotvm::ConfigEntity>& c,
+                                                const std::vector<measure::MeasureResult>& r) {
+            count += int(c.size());
+            double flops = 0;
+            for (const auto& res : r) {
+                if (res.ok()) flops = t.flops(res);
+                else ++failed;
+            }
+            progress(flops, t.bestFlops());
+        };
+        tuner->tune(to, {&builder, &runner}, {progressBar, logToFile});
+        std::fprintf(stdout, " Done.\n");
+        total += count;
+        if (const auto& best = tuner->bestConfig()) {
+            ++tuned;
+            std::fprintf(stdout, "Best: %.2f GFLOPS, config #%lld %s (trial %d)\n", tuner->bestFlops() / 1e9,
+                         static_cast<long long>(best->index), best->entityJson().dump().c_str(), tuner->bestIter() + 1);
+        } else {
+            std::fprintf(stdout, "Best: none (every config failed)\n");
+        }
+    }
+    std::fprintf(stdout, "Tuning finished: %d trials (%d failed)%s%s\n", total, failed, logPath.empty() ? "" : ", log ",
+                 logPath.c_str());
+    return tuned == int(tasks.size()) ? 0 : 1;
+}
+
+int runAutotvmPickBest(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Keep the best AutoTVM record per workload (TVM autotvm.record --mode pick)."));
+    p.addHelpOption();
+    p.addOption({{QStringLiteral("i"), QStringLiteral("input")}, QStringLiteral("AutoTVM log"), QStringLiteral("file")});
+    p.addOption({{QStringLiteral("o"), QStringLiteral("output")}, QStringLiteral("output (default IN.best.log)"),
+                 QStringLiteral("file")});
+    if (const auto rc = parseOrExit(p, args)) return *rc;
+    TB_USER_CHECK(p.isSet(QStringLiteral("input"))) << "autotvm pick-best needs -i IN";
+    const std::string in = p.value(QStringLiteral("input")).toStdString();
+    const std::string out = p.isSet(QStringLiteral("output")) ? p.value(QStringLiteral("output")).toStdString()
+                                                              : in + ".best.log";
+    const record::DistillReport report = record::pickBestFile(in, out);
+    std::fprintf(stdout, "Picked %d best records of %d in %s into %s\n", report.written, report.inputRecords, in.c_str(),
+                 out.c_str());
+    return 0;
+}
+
+}  // namespace
+
+int runAutotvm(const QStringList& args) {
+    if (args.size() < 2 || args[1] == QLatin1String("--help") || args[1] == QLatin1String("-h")) {
+        printAutotvmUsage(args.size() < 2 ? stderr : stdout);
+        return args.size() < 2 ? 2 : 0;
+    }
+    QStringList sub = args.mid(1);
+    sub[0] = args[0] + QLatin1Char(' ') + args[1];
+    if (args[1] == QLatin1String("tune")) return runAutotvmTune(sub);
+    if (args[1] == QLatin1String("pick-best")) return runAutotvmPickBest(sub);
+    std::fprintf(stderr, "error: unknown autotvm action '%s'\n\n", qPrintable(args[1]));
+    printAutotvmUsage(stderr);
+    return 2;
+}
+
+}  // namespace tb::cli

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file state_builder.h
+/// \brief Private to engine/autotvm: te-schedule-style calls (`s[C].split`, `reorder`, `fuse`,
+/// `parallel`, `compute_at`, `cache_write`, `SplitEntity.apply`) that append the equivalent
+/// auto-scheduler transform steps to a State, so an AutoTVM template's schedule function reads like
+/// TVM's and produces a State that lower::lowerState lowers (see template.h for the design).
+///
+/// Stages are named by their op name (and occurrence, since TVM's dense_nopack has two stages
+/// called `compute`); loops by their State iterator names (`y`, `y.0`, `y.0@x.0@`, `y_c`). Ids
+/// are looked up at each call, so the stage shift of cache_write needs no bookkeeping. Every call
+/// throws tb::UserError naming the stage and loop when they do not exist.
+
+#include <string>
+#include <vector>
+
+#include "engine/autotvm/template.h"
+#include "engine/schedule/loop_state.h"
+#include "engine/te/compute_dag.h"
+
+namespace tb::autotvm::detail {
+
+/// A stage reference: the `occurrence`-th stage (0-based, stage order) whose op is named `name`.
+struct StageRefName {
+    std::string name;
+    int occurrence = 0;
+};
+
+class StateBuilder {
+public:
+    explicit StateBuilder(std::shared_ptr<const te::ComputeDAG> dag);
+
+    /// `cfg[knob].apply(s, stage, axis)`: split `iter` into `entity.size.size()` loops (outermost
+    /// first; the outermost length is the rest). Returns the new loop names.
+    std::vector<std::string> applySplit(const StageRefName& stage, const std::string& iter, const SplitEntity& entity);
+    /// `s[stage].split(iter, factor)`: returns {outer, inner}.
+    std::vector<std::string> split(const StageRefName& stage, const std::string& iter, std::int64_t factor);
+    /// te `reorder(order...)`: the listed loops take the positions they occupy, in the listed order.
+    void reorder(const StageRefName& stage, const std::vector<std::string>& order);
+    /// te `fuse(a, b, ...)` of consecutive loops; returns the fused loop's name.
+    std::string fuse(const StageRefName& stage, const std::vector<std::string>& iters);
+    void annotate(const StageRefName& stage, const std::string& iter, IteratorAnnotation ann);
+    /// `s[stage].compute_at(s[target], iter)`.
+    void computeAt(const StageRefName& stage, const StageRefName& target, const std::string& iter);
+    /// `s.cache_write(stage, scope)`: inserts stage `<name>.<scope>` before it.
+    void cacheWrite(const StageRefName& stage, const std::string& scope);
+
+    /// The loop names of a stage, outermost first.
+    std::vector<std::string> iters(const StageRefName& stage) const;
+    /// Bound inference; the result is ready for lowering.
+    TemplateInstance finish() const;
+
+private:
+    int stageId(const StageRefName& stage) const;
+    int iterId(int stageId, const std::string& iter) const;
+    std::shared_ptr<const te::ComputeDAG> m_dag;
+    State m_state;
+};
+
+}  // namespace tb::autotvm::detail

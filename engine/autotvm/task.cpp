@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "engine/autotvm/task.h"
+
+#include <memory>
+
+#include "engine/lower/lower_state.h"
+#include "engine/support/error.h"
+
+namespace tb::autotvm {
+
+Task Task::create(const std::string& taskName, const nlohmann::ordered_json& args, std::string target) {
+    const Template* t = findTemplate(taskName);
+    TB_USER_CHECK(t) << "unknown AutoTVM template '" << taskName << "'";
+    TB_USER_CHECK(t->canInstantiate()) << "AutoTVM template '" << taskName << "' cannot be tuned here yet";
+    TB_USER_CHECK(args.is_array()) << taskName << ": args must be a JSON list";
+    Task task;
+    task.tmpl = t;
+    task.taskName = taskName;
+    task.args = args;
+    task.target = std::move(target);
+    task.space = t->space(args);
+    TB_USER_CHECK(task.space.size() > 0) << taskName << ": the config space is empty";
+    // TVM counts the FLOPs on the program built while the space is collected: the first config.
+    const TemplateInstance first = task.instantiate(task.space.get(0));
+    task.flop = first.dag->flopCount();
+    TB_USER_CHECK(task.flop > 0) << taskName << ": cannot count the FLOPs of the compute";
+    return task;
+}
+
+TemplateInstance Task::instantiate(const ConfigEntity& entity) const {
+    return tmpl->instantiate(TaskArgs(taskName, args), entity);
+}
+
+std::vector<measure::MeasureResult> measureConfigs(const Task& task, const std::vector<ConfigEntity>& configs,
+                                                   const MeasureOption& option) {
+    TB_CHECK(option.builder && option.runner) << "measureConfigs needs a builder and a runner";
+    std::vector<measure::MeasureInput> inputs(configs.size());
+    std::vector<std::string> errors(configs.size());
+    for (size_t i = 0; i < configs.size(); ++i) {
+        inputs[i].workloadKey = task.taskName;
+        try {
+            const TemplateInstance inst = task.instantiate(configs[i]);
+            inputs[i].func = std::make_shared<lower::LoweredFunc>(lower::lowerState(*inst.dag, inst.state));
+            inputs[i].stateText = configs[i].entityJson().dump();
+        } catch (const std::exception& e) {
+            errors[i] = e.what();  // the builder reports a null function as INSTANTIATION_ERROR
+        }
+    }
+    std::vector<measure::BuildResult> builds = option.builder->build(inputs);
+    std::vector<measure::MeasureResult> results = option.runner->run(inputs, builds);
+    TB_CHECK(results.size() == configs.size()) << "runner returned " << results.size() << " results";
+    for (size_t i = 0; i < configs.size(); ++i) {
+        if (errors[i].empty()) continue;
+        results[i].errorNo = measure::MeasureErrorNo::InstantiationError;
+        results[i].errorMsg = errors[i];
+        results[i].costs = {measure::kMaxFloat};
+    }
+    return results;
+}
+
+record::AutoTvmRecord makeRecord(const Task& task, const ConfigEntity& config, const measure::MeasureResult& result) {
+    record::AutoTvmRecord r;
+    r.target = task.target;
+    r.taskName = task.taskName;
+    r.args = task.args;
+    r.kwargs = nlohmann::ordered_json::object();
+    r.config = config.toJson();
+    r.costs = result.ok() ? result.costs : std::vector<double>{1e9};
+    r.errorNo = int(result.errorNo);
+    r.allCost = result.allCost;
+    r.timestamp = result.timestamp > 0 ? result.timestamp : measure::nowTimestamp();
+    r.version = nlohmann::ordered_json(0.2);
+    r.tvmVersion = "0.14.0";
+    return r;
+}
+
+}  // namespace tb::autotvm
