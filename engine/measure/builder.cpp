@@ -82,7 +82,11 @@ std::vector<BuildResult> LocalBuilder::build(const std::vector<MeasureInput>& in
         const auto deadline = t0 + std::chrono::duration<double>(m_options.timeoutS);
         for (size_t k = 0; k < jobs.size(); ++k) {
             std::unique_lock lock(jobs[k]->mutex);
-            if (jobs[k]->cv.wait_until(lock, deadline, [&] { return jobs[k]->done; })) {
+            // A compile that finished but took longer than the limit is a timeout too: on a loaded
+            // machine this thread may wake only after a slow compile is done, and the verdict must
+            // not depend on when the waiter was scheduled.
+            if (jobs[k]->cv.wait_until(lock, deadline, [&] { return jobs[k]->done; }) &&
+                jobs[k]->result.timeCost <= m_options.timeoutS) {
                 out[start + k] = std::move(jobs[k]->result);
             } else {
                 BuildResult r;
