@@ -14,6 +14,7 @@ const tb::cli::Command kCommands[] = {
     {"tracker", "run a TVM-compatible RPC tracker", tb::cli::runTracker},
     {"rpc-server", "serve measurements, registered with a tracker", tb::cli::runRpcServer},
     {"query-tracker", "print a tracker's servers and queues", tb::cli::runQueryTracker},
+    {"fleet", "fleet up: a tracker with local servers and emulated ARM boards, until Ctrl-C", tb::cli::runFleet},
     {"log", "summarize or distill a tuning log (auto_scheduler or AutoTVM)", tb::cli::runLog},
     {"tasks", "extract the tuning tasks of a network (TVM extract_tasks)", tb::cli::runTasks},
     {"tune", "tune a network: sketch search, XGBoost cost model, task scheduler", tb::cli::runTune},
