@@ -46,6 +46,45 @@ std::vector<std::string> hostFeatures() {
 
 std::string archOf(const std::string& triple) { return llvm::Triple(triple).getArchName().str(); }
 
+// The host CPU as LLVM names it. LLVM answers "generic" for an x86 CPU newer than it knows (LLVM 16
+// on AMD Zen 5, family 0x1A). That name is written into every record and every target string
+// ("llvm -keys=cpu -mcpu=generic"), and parsed again (compile, replay) it means baseline x86-64:
+// SSE2 code, 3.8x slower than AVX-512 on mobilenet here. So take instead the newest CPU LLVM knows
+// whose instruction set the host has: its name carries its ISA and its scheduling model through
+// every re-parse. System features a VM or the OS may mask (protection keys, monitor/wait,
+// cache-control, TSX, SGX, ...) never appear in generated kernels and do not disqualify a CPU.
+std::string hostCpuName(const llvm::Target& lt, const std::string& triple) {
+    const std::string name = llvm::sys::getHostCPUName().str();
+    if (name != "generic" || !llvm::Triple(triple).isX86()) return name;
+    llvm::StringMap<bool> host;
+    if (!llvm::sys::getHostCPUFeatures(host)) return name;
+    static const char* const kSystemFeatures[] = {
+        "pku", "mwaitx", "monitorx", "wbnoinvd", "rdpru", "clzero", "sgx", "pconfig", "waitpkg", "shstk",
+        "ptwrite", "uintr", "enqcmd", "serialize", "tsxldtrk", "cldemote", "movdiri", "movdir64b",
+        "invpcid", "rtm", "hreset", "clwb", "clflushopt", "rdpid", "rdseed", "rdrnd", "prfchw", "kl",
+        "widekl", "lwp", "xsave", "xsaveopt", "xsavec", "xsaves", "fsgsbase", "sahf"};
+    // Newest first, per vendor family; x86-64-v4/v3/v2 are LLVM's ISA levels without a CPU model.
+    static const char* const kCandidates[] = {"znver4", "sapphirerapids", "icelake-server", "skylake-avx512",
+                                              "x86-64-v4", "znver3", "alderlake", "znver2", "skylake",
+                                              "znver1", "haswell", "x86-64-v3", "x86-64-v2"};
+    for (const char* cpu : kCandidates) {
+        std::unique_ptr<llvm::MCSubtargetInfo> sti(lt.createMCSubtargetInfo(triple, cpu, ""));
+        if (!sti || !sti->isCPUStringValid(cpu)) continue;
+        bool fits = true;
+        for (const auto& kv : host) {
+            if (kv.getValue()) continue;
+            const std::string f = kv.getKey().str();
+            if (std::find(std::begin(kSystemFeatures), std::end(kSystemFeatures), f) != std::end(kSystemFeatures)) continue;
+            if (sti->checkFeatures("+" + f)) {
+                fits = false;
+                break;
+            }
+        }
+        if (fits) return cpu;
+    }
+    return name;
+}
+
 }  // namespace
 
 Target Target::parse(const std::string& text) {
@@ -101,7 +140,7 @@ Target Target::parse(const std::string& text) {
     TB_USER_CHECK(lt) << "target '" << text << "': LLVM does not know the triple '" << t.mtriple << "' (" << err << ")";
     const bool host = archOf(t.mtriple) == archOf(hostTriple);
     if (t.mcpu.empty()) {
-        t.mcpu = host ? llvm::sys::getHostCPUName().str() : "generic";
+        t.mcpu = host ? hostCpuName(*lt, t.mtriple) : "generic";
         if (host && !haveMattr) t.mattr = hostFeatures();
     }
     {

@@ -9,7 +9,10 @@
 /// code generator needs the parsed fields. Omitted fields default to the machine we run on
 /// (`sys::getHostCPUName()` / `sys::getHostCPUFeatures()`; znver4 with AVX-512 on the project's
 /// machines), but only when the triple is the host's: a cross target without -mcpu gets LLVM's
-/// generic CPU for that triple.
+/// generic CPU for that triple. An x86 host CPU that LLVM does not know (it answers "generic", as
+/// LLVM 16 does on Zen 5) is named after the newest CPU LLVM knows whose instruction set the host
+/// has (znver4 on Zen 5), so that the name written into records and target strings still means
+/// AVX-512 when it is parsed again.
 
 #include <string>
 #include <vector>

@@ -131,6 +131,14 @@ private Q_SLOTS:
         QVERIFY(!t.mcpu.empty());
         QVERIFY(t.vectorBits() >= 128);
         QCOMPARE(codegen::Target::parse(t.str()), t);
+        // The string records and `compile` carry for this CPU ("llvm -keys=cpu -mcpu=<host cpu>",
+        // tuning::resolveTarget) means the same vector ISA when parsed again. LLVM 16 names Zen 5
+        // "generic", which parsed again is SSE2: the host's CPU name must be one LLVM knows.
+        const auto recorded = codegen::Target::parse("llvm -keys=cpu -mcpu=" + t.mcpu);
+        QVERIFY2(recorded.vectorBits() == t.vectorBits(),
+                 qPrintable(QStringLiteral("host %1: %2 bits, re-parsed: %3 bits")
+                                .arg(QString::fromStdString(t.mcpu)).arg(t.vectorBits()).arg(recorded.vectorBits())));
+        QCOMPARE(recorded.hasFeature("fma"), t.hasFeature("fma"));
         auto a = codegen::Target::parse("llvm -mtriple=aarch64-linux-gnu -mattr=+neon");
         QVERIFY(!a.runsOnHost());
         QCOMPARE(a.vectorBits(), 128);
