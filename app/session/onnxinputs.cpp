@@ -18,22 +18,8 @@ namespace {
 QString tr(const char* text) { return QCoreApplication::translate("tb::session::OnnxInputs", text); }
 
 QList<qint64> suggestDims(const QList<qint64>& dims) {
-    QList<qint64> out = dims;
-    const qsizetype rank = dims.size();
-    for (qsizetype d = 0; d < rank; ++d) {
-        if (dims[d] >= 0) continue;
-        if (d == 0) {
-            out[d] = 1;
-        } else if (rank == 4 && d == 1) {
-            out[d] = 3;
-        } else if (rank == 4) {
-            const qint64 other = dims[d == 2 ? 3 : 2];
-            out[d] = other < 0 ? 640 : other < 100 ? 320 : other;
-        } else {
-            out[d] = 128;
-        }
-    }
-    return out;
+    const std::vector<int64_t> shape = graph::suggestInputShape(std::vector<int64_t>(dims.begin(), dims.end()));
+    return QList<qint64>(shape.begin(), shape.end());
 }
 
 QString joinDims(const QList<qint64>& dims, const QString& sep, bool markDynamic) {

@@ -160,6 +160,25 @@ OnnxModelInfo inspectOnnx(const std::string& path) {
     return info;
 }
 
+std::vector<int64_t> suggestInputShape(const std::vector<int64_t>& dims) {
+    std::vector<int64_t> out = dims;
+    const size_t rank = dims.size();
+    for (size_t d = 0; d < rank; ++d) {
+        if (dims[d] >= 0) continue;
+        if (d == 0) {
+            out[d] = 1;
+        } else if (rank == 4 && d == 1) {
+            out[d] = 3;
+        } else if (rank == 4) {
+            const int64_t other = dims[d == 2 ? 3 : 2];
+            out[d] = other < 0 ? 640 : other < 100 ? 320 : other;
+        } else {
+            out[d] = 128;
+        }
+    }
+    return out;
+}
+
 std::map<std::string, std::vector<int64_t>> parseShapeMap(const std::string& spec) {
     std::map<std::string, std::vector<int64_t>> out;
     std::stringstream entries(spec);

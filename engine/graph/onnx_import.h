@@ -82,6 +82,13 @@ struct OnnxModelInfo {
 /// malformed file).
 OnnxModelInfo inspectOnnx(const std::string& path);
 
+/// A binding to suggest for an input whose declared shape has dynamic dims (-1): batch 1, 3
+/// channels for a rank-4 image, a square 640 image when both spatial dims are dynamic, 320 for the
+/// width of a text-line image (one spatial dim static and under 100, as PP-OCR rec's height 48),
+/// 128 for other dims; static dims are kept. E.g. [-1, 3, -1, -1] -> [1, 3, 640, 640], [-1, 3, 48,
+/// -1] -> [1, 3, 48, 320]. Used in error hints and by the window to prefill its input shapes.
+std::vector<int64_t> suggestInputShape(const std::vector<int64_t>& dims);
+
 /// Parses `name=d0,d1,...[;name2=...]` (also accepting `x:1x3x640x640` style separators `:` and
 /// `x`) into a shape map. Throws UserError naming the text when it is malformed or an extent is
 /// not a positive integer.

@@ -205,6 +205,14 @@ private Q_SLOTS:
         unknown.inputShapes = {{"x", {1, 3, 48, 320}}, {"image", {1, 3, 48, 320}}};
         const QString msg3 = userError([&] { importOnnx(kRec, unknown); });
         QVERIFY2(msg3.contains(QStringLiteral("names 'image', which is not an input")), qPrintable(msg3));
+
+        // The hint is this model's: rec keeps its static height 48 (a generic 640x640 would be refused).
+        const QString msg4 = userError([] { importOnnx(kRec); });
+        QVERIFY2(msg4.contains(QStringLiteral("such as 'x=1,3,48,320'")), qPrintable(msg4));
+        OnnxImportOptions suggested;
+        suggested.inputShapes["x"] = suggestInputShape({-1, 3, 48, -1});
+        const Graph g = importOnnx(kRec, suggested);
+        QCOMPARE(g.node(g.inputs()[0]).type.shape, (std::vector<int64_t>{1, 3, 48, 320}));
     }
 
     void testShapeBindingDrivesShapes() {

@@ -180,9 +180,11 @@ void Importer::bindInput(const onnx::ValueInfoProto& in) {
             std::string shown = "[";
             for (size_t d = 0; d < shape.size(); ++d)
                 shown += (d ? ", " : "") + (shape[d] < 0 ? std::string("?") : std::to_string(shape[d]));
+            std::string example;
+            for (int64_t e : suggestInputShape(shape)) example += (example.empty() ? "" : ",") + std::to_string(e);
             TB_USER_ERROR() << "'" << m_src << "': input '" << name << "' has dynamic dimensions (" << os.str()
                             << ") in its shape " << shown << "]; bind them with an input shape such as '" << name
-                            << "=1,3,640,640'";
+                            << "=" << example << "'";
         }
     }
     NodeId id = m_graph.addInput(name, TensorType{shape, DType::Float32});
