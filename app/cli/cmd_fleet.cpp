@@ -12,7 +12,6 @@
 #include <QCommandLineParser>
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,35 +42,6 @@ struct Child {
     std::string log;
     pid_t pid = -1;
 };
-
-// Starts `args` with the default disposition and an empty mask for SIGINT/SIGTERM (this process
-// blocks both: StopSignals), stdin from /dev/null and stdout+stderr appended to `log`.
-pid_t spawnChild(std::vector<std::string> args, const std::string& log) {
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t none, stops;
-    sigemptyset(&none);
-    sigemptyset(&stops);
-    sigaddset(&stops, SIGINT);
-    sigaddset(&stops, SIGTERM);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &stops);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    pid_t pid = -1;
-    const int rc = posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), environ);
-    posix_spawnattr_destroy(&attr);
-    posix_spawn_file_actions_destroy(&fa);
-    TB_USER_CHECK(rc == 0) << "cannot start " << args[0] << ": " << std::strerror(rc);
-    return pid;
-}
 
 // SIGTERM to every live child, then SIGKILL to those still there after `graceS` seconds.
 void stopChildren(std::vector<Child>& children, double graceS) {
@@ -191,14 +161,14 @@ int runUp(const QStringList& args) {
     try {
         for (int i = 0; i < nLocal; ++i) {
             Child c{"local server " + std::to_string(i), logDir + "/local-" + std::to_string(i) + ".log"};
-            c.pid = spawnChild({exe.string(), "rpc-server", "--tracker", trackerAddr, "--key", keyLocal, "--host", host,
+            c.pid = spawnLogged({exe.string(), "rpc-server", "--tracker", trackerAddr, "--key", keyLocal, "--host", host,
                                 "--num-threads", std::to_string(threads)},
                                c.log);
             children.push_back(c);
         }
         if (nArm > 0) {
             Child c{"ARM boards", logDir + "/arm-board.log"};
-            c.pid = spawnChild({"/bin/bash", armScript.string(), "-n", std::to_string(nArm), "--tracker", trackerAddr,
+            c.pid = spawnLogged({"/bin/bash", armScript.string(), "-n", std::to_string(nArm), "--tracker", trackerAddr,
                                 "--key", keyArm, "--host", host, "--build-dir", (exe.parent_path() / ".." / "aarch64").string(),
                                 "--log-dir", logDir},
                                c.log);

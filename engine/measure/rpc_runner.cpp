@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,6 +26,7 @@
 #include "engine/rpc/socket.h"
 #include "engine/rpc/tracker_client.h"
 #include "engine/support/error.h"
+#include "engine/support/process.h"
 
 extern char** environ;
 
@@ -111,18 +111,7 @@ std::vector<uint8_t> linkSharedLibrary(const std::vector<uint8_t>& object, const
         TB_USER_CHECK(f.good()) << "cannot write " << in;
     }
     std::vector<std::string> args = {linker, "-shared", "-z", "noexecstack", "-o", out, in};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    pid_t pid = -1;
-    const int rc = posix_spawn(&pid, linker.c_str(), &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    TB_USER_CHECK(rc == 0) << "cannot start the linker " << linker << ": " << std::strerror(rc);
+    const pid_t pid = spawnLogged(args, log, /*append=*/false);
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }

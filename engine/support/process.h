@@ -3,14 +3,18 @@
 /// \file process.h
 /// \brief The process-level conventions TuneBench's executables share: how main() turns the
 /// engine's exceptions into an exit status, how port and HOST:PORT arguments are read, how a
-/// foreground server waits for Ctrl-C / SIGTERM, and how a child process's end is described.
+/// foreground server waits for Ctrl-C / SIGTERM, how a child process is started with its output
+/// in a log file, and how a child process's end is described.
 ///
 /// Used by tunebench-cli, tunebench-runner, the measure layer's sandbox runner and the AArch64
 /// device server (tools/arm/, cross-compiled without the engine's libraries): hence header-only,
 /// POSIX and the standard library only (plus error.h, itself header-only).
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -21,6 +25,7 @@
 #include <functional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "engine/support/error.h"
 
@@ -86,6 +91,37 @@ public:
 private:
     sigset_t m_set;
 };
+
+/// Starts the program `args[0]` (a path) with `args`: stdin from /dev/null, stdout and stderr into
+/// `logFile` (appended, or truncated when `append` is false), SIGINT and SIGTERM unblocked and at
+/// their default action in the child (a parent waiting with StopSignals blocks them). Returns the
+/// child's pid; throws tb::UserError naming the program when it cannot be started.
+inline pid_t spawnLogged(std::vector<std::string> args, const std::string& logFile, bool append = true) {
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, logFile.c_str(), O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC), 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t none, stops;
+    sigemptyset(&none);
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &stops);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    pid_t pid = -1;
+    const int rc = posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), environ);
+    posix_spawnattr_destroy(&attr);
+    posix_spawn_file_actions_destroy(&fa);
+    TB_USER_CHECK(rc == 0) << "cannot start " << args[0] << ": " << std::strerror(rc);
+    return pid;
+}
 
 /// How a child process ended, from waitpid()'s status: "killed by signal 11 (Segmentation fault)",
 /// "exited with status 3", or "ended".

@@ -14,7 +14,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +28,7 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 
+#include "engine/support/process.h"
 #include "engine/rpc/tracker.h"
 #include "engine/rpc/tracker_client.h"
 #include "engine/tuning/tuning_job.h"
@@ -55,22 +55,6 @@ struct ServerProcess {
         pid = -1;
     }
 };
-
-pid_t spawn(const std::vector<std::string>& args, const std::string& logFile) {
-    std::vector<std::string> a = args;
-    std::vector<char*> argv;
-    for (auto& s : a) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, logFile.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    pid_t pid = -1;
-    const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    return rc == 0 ? pid : -1;
-}
 
 rpc::TrackerSummary summary(int trackerPort) {
     rpc::ConnectOptions co;
@@ -122,7 +106,7 @@ void TestFleet::deviceKilledDuringARound() {
     // Three devices, started one by one so that each port belongs to a known process.
     std::vector<ServerProcess> servers(3);
     for (size_t i = 0; i < servers.size(); ++i) {
-        servers[i].pid = spawn({TB_CLI_PATH, "rpc-server", "--tracker", "127.0.0.1:" + std::to_string(trackerPort),
+        servers[i].pid = tb::spawnLogged({TB_CLI_PATH, "rpc-server", "--tracker", "127.0.0.1:" + std::to_string(trackerPort),
                                 "--key", key, "--host", "127.0.0.1", "--num-threads", "1"},
                                work + "/server" + std::to_string(i) + ".txt");
         QVERIFY(servers[i].pid > 0);
