@@ -1,19 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 // `tunebench-cli autotvm tune|pick-best`: AutoTVM on one task, as TVM's tune_relay_x86 tutorial
 // tunes each task (engine/autotvm).
-//   autotvm tune (--template NAME --args JSON | --network NAME [--batch N]) [--tuner xgb|xgb_rank|xgb_knob|xgb_rank_knob|random|
-//                gridsearch|ga] [--n-trial N] [--early-stopping N] [--log FILE] [--target T]
+//   autotvm tune (--template NAME --args JSON | --network NAME [--batch N]) [--tuner NAME]
+//                [--n-trial N] [--early-stopping N] [--log FILE] [--target T]
 //                [--n-parallel N] [--number N] [--repeat N] [--min-repeat-ms MS] [--timeout S]
-//                [--seed N]
+//                [--seed N] [--transfer-learning [--min-seed-records N]]
+//        --tuner: TVM's tutorial names (xgb = itervar features, xgb_knob, xgb_curve, xgb_rank...,
+//        xgb_rank_binary..., ga, random, gridsearch; autotvm/tuner.h makeTuner)
 //        prints TVM's progress line ("[Task  1/ 1]  Current/Best: ... GFLOPS | Progress: (i/n) |
 //        t s") and appends one v0.2 record per measured config to the log (flushed per record);
 //        --network tunes each extracted x86 task in turn (autotvm/task_extraction.h) with
-//        n_trial = min(N, space size), as TVM's tune_relay_x86 tutorial does
+//        n_trial = min(N, space size), as TVM's tune_relay_x86 tutorial does;
+//        --transfer-learning: before each task, the records already in --log (of any task of the
+//        same template) train the XGB tuner's base model (TVM tuner.load_history, as the
+//        tutorials' use_transfer_learning), if at least --min-seed-records (TVM: 500) are usable
 //   autotvm pick-best -i IN [-o OUT]   TVM `autotvm.record.pick_best` (default OUT = IN.best.log)
 #include <QCommandLineParser>
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <thread>
 
@@ -69,7 +75,9 @@ int runAutotvmTune(const QStringList& args) {
     };
     add("template", "AutoTVM template (task name), e.g. dense_nopack.x86", "name");
     add("args", "task args as JSON, as in a record's input[2]", "json");
-    add("tuner", "xgb, xgb_rank, xgb_knob, xgb_rank_knob, random, gridsearch or ga", "name", "xgb");
+    std::string tunerHelp;
+    for (const auto& n : autotvm::tunerNames()) tunerHelp += (tunerHelp.empty() ? "" : ", ") + n;
+    add("tuner", ("tuner: " + tunerHelp + " (xgb = itervar features)").c_str(), "name", "xgb");
     add("n-trial", "configs to measure", "n", "100");
     add("early-stopping", "stop when the best is this many trials old (0: never)", "n", "0");
     add("log", "AutoTVM log to append records to (empty: none)", "file", "");
@@ -82,6 +90,10 @@ int runAutotvmTune(const QStringList& args) {
     add("seed", "random seed of the tuner", "n", "0");
     add("network", "tune every AutoTVM task of a zoo network (NCHW), instead of --template/--args", "name");
     add("batch", "batch size of --network", "n", "1");
+    p.addOption({QStringLiteral("transfer-learning"),
+                 QStringLiteral("before each task, fit the XGB tuner's base model on the records in --log "
+                                "(TVM load_history)")});
+    add("min-seed-records", "records --transfer-learning needs to use the history (TVM: 500)", "n", "500");
     if (const auto rc = parseOrExit(p, args)) return *rc;
     const bool network = p.isSet(QStringLiteral("network"));
     TB_USER_CHECK(network != (p.isSet(QStringLiteral("template")) || p.isSet(QStringLiteral("args"))))
@@ -134,6 +146,11 @@ int runAutotvmTune(const QStringList& args) {
     if (!logPath.empty()) writer = std::make_unique<record::RecordWriter>(logPath);
     const std::string tunerName = p.value(QStringLiteral("tuner")).toStdString();
     const std::uint64_t seed = std::uint64_t(intOption(p, QStringLiteral("seed")));
+    const bool transfer = p.isSet(QStringLiteral("transfer-learning"));
+    const int minSeedRecords = intOption(p, QStringLiteral("min-seed-records"));
+    TB_USER_CHECK(!transfer || !logPath.empty()) << "--transfer-learning reads the records of --log; give --log";
+    TB_USER_CHECK(!transfer || tunerName.rfind("xgb", 0) == 0)
+        << "--transfer-learning needs an xgb tuner (TVM's other tuners cannot load history)";
 
     int total = 0, failed = 0, tuned = 0;
     for (size_t ti = 0; ti < tasks.size(); ++ti) {
@@ -141,6 +158,14 @@ int runAutotvmTune(const QStringList& args) {
         std::unique_ptr<autotvm::Tuner> tuner = autotvm::makeTuner(tunerName, task, seed);
         autotvm::TuneOptions to = base;  // the tutorials' n_trial=min(n_trial, len(task.config_space))
         to.nTrial = int(std::min<std::int64_t>(base.nTrial, task.space.size()));
+        if (transfer && std::ifstream(logPath).good()) {
+            writer.reset();  // flushed and closed while we read the file
+            const auto history = record::readAutoTvmRecords(logPath);
+            const bool used = tuner->loadHistory(history.records, minSeedRecords);
+            std::fprintf(stdout, "Transfer learning: %zu records in %s, %s\n", history.records.size(), logPath.c_str(),
+                         used ? "base model fitted" : "too few of this template, not used");
+            writer = std::make_unique<record::RecordWriter>(logPath);
+        }
         std::fprintf(stdout, "Task %s, args %s, target %s: %lld configs, %.0f FLOPs, tuner %s\n",
                      task.taskName.c_str(), task.args.dump().c_str(), task.target.c_str(),
                      static_cast<long long>(task.space.size()), task.flop, tunerName.c_str());

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <queue>
 
 #include "engine/support/error.h"
+#include "engine/support/thread_pool.h"
 
 namespace tb::autotvm {
 
@@ -18,6 +20,10 @@ namespace tb::autotvm {
 Tuner::Tuner(const Task& task, std::uint64_t seed) : m_task(task), m_space(task.space), m_rng(seed) {}
 
 void Tuner::update(const std::vector<ConfigEntity>&, const std::vector<measure::MeasureResult>&) {}
+
+bool Tuner::loadHistory(const std::vector<record::AutoTvmRecord>&, int) {
+    throw UserError("this tuner cannot load history (transfer learning needs an xgb tuner)");
+}
 
 double Tuner::flops(const measure::MeasureResult& r) const {
     if (!r.ok() || r.costs.empty()) return 0;
@@ -196,16 +202,6 @@ struct DMatrix {
     }
 };
 
-// TVM space.py _ann_to_number (the one-hot positions of annotations).
-int annNumber(const std::string& ann) {
-    static const char* kAnns[] = {"none", "vec", "unroll", "blockIdx.x", "blockIdx.y", "blockIdx.z",
-                                  "threadIdx.x", "threadIdx.y", "threadIdx.z", "vthread", "fuse"};
-    for (int i = 0; i < int(std::size(kAnns)); ++i)
-        if (ann == kAnns[i]) return i;
-    return 0;
-}
-constexpr int kNumAnns = 11;
-
 // metric.py: ranks (0 = largest) of values.
 std::vector<size_t> getRank(const std::vector<float>& values) {
     std::vector<size_t> order(values.size());
@@ -236,63 +232,75 @@ double averageRecall(const float* preds, const std::vector<float>& labels, int n
 
 }  // namespace
 
-XGBCostModel::XGBCostModel(const ConfigSpace& space, std::string featureType, std::string lossType, std::uint64_t seed)
-    : m_space(space), m_lossType(std::move(lossType)), m_rng(seed) {
-    TB_USER_CHECK(featureType == "knob")
-        << "XGBTuner feature_type '" << featureType << "' is not implemented yet (only 'knob')";
-    TB_USER_CHECK(m_lossType == "reg" || m_lossType == "rank")
-        << "XGBTuner loss_type must be 'reg' or 'rank', not '" << m_lossType << "'";
-    m_numFeatures = int(features(0).size());
+XGBCostModel::XGBCostModel(const Task& task, FeatureType featureType, std::string lossType, std::uint64_t seed)
+    : m_task(task), m_featureType(featureType), m_lossType(std::move(lossType)), m_seed(seed), m_rng(seed),
+      m_cache(std::make_shared<FeatureCache>()) {
+    TB_USER_CHECK(m_lossType == "reg" || m_lossType == "rank" || m_lossType == "rank-binary")
+        << "XGBTuner loss_type must be 'reg', 'rank' or 'rank-binary', not '" << m_lossType << "'";
 }
 
 XGBCostModel::~XGBCostModel() {
     if (m_booster) XGBoosterFree(m_booster);
 }
 
-std::vector<float> XGBCostModel::features(std::int64_t index) const {
-    const ConfigEntity c = m_space.get(index);
-    std::vector<float> f;
-    for (size_t k = 0; k < c.knobs.size(); ++k) {
-        const Entity& e = c.knobs[k].second;
-        if (const auto* s = std::get_if<SplitEntity>(&e)) {
-            for (auto v : s->size) f.push_back(float(v));
-        } else if (const auto* r = std::get_if<ReorderEntity>(&e)) {
-            for (int v : r->perm) f.push_back(float(v));
-        } else if (const auto* a = std::get_if<AnnotateEntity>(&e)) {
-            for (const auto& ann : a->anns) {
-                std::vector<float> oneHot(kNumAnns, 0.f);
-                oneHot[size_t(annNumber(ann))] = 1.f;
-                f.insert(f.end(), oneHot.begin(), oneHot.end());
-            }
-            for (int v : a->anchors) f.push_back(float(v));
-        } else {
-            const auto& v = std::get<OtherOptionEntity>(e).val;
-            // TVM appends the value itself (bools and numbers); a string knob gets its position.
-            if (v.is_number() || v.is_boolean()) f.push_back(v.is_boolean() ? float(v.get<bool>()) : v.get<float>());
-            else f.push_back(float(m_space.pointToKnob(index)[k]));
-        }
-    }
-    return f;
+std::unique_ptr<XGBCostModel> XGBCostModel::spawnBaseModel() const {
+    auto base = std::make_unique<XGBCostModel>(m_task, m_featureType, m_lossType, m_seed + 7919);
+    base->m_cache = m_cache;  // TVM: the base model shares the upper model's feature cache
+    return base;
 }
 
-void XGBCostModel::fit(const std::vector<std::int64_t>& xs, const std::vector<double>& ys, int planSize) {
-    TB_CHECK(xs.size() == ys.size() && !xs.empty()) << "XGBCostModel::fit: " << xs.size() << " xs, " << ys.size() << " ys";
-    const double yMax = std::max(*std::max_element(ys.begin(), ys.end()), 1e-8);
-    std::vector<size_t> perm(xs.size());
-    std::iota(perm.begin(), perm.end(), size_t(0));
-    std::shuffle(perm.begin(), perm.end(), m_rng);
-    std::vector<float> data, labels;
-    for (size_t p : perm) {
-        const auto f = features(xs[p]);
-        data.insert(data.end(), f.begin(), f.end());
-        labels.push_back(float(ys[p] / yMax));
+void XGBCostModel::loadBaseModel(std::unique_ptr<XGBCostModel> base) { m_base = std::move(base); }
+
+double XGBCostModel::baseModelDiscount() const { return 1.0 / std::pow(2.0, double(m_sampleSize) / 64.0); }
+
+std::vector<float> XGBCostModel::features(std::int64_t index) const {
+    if (m_cache->size() >= 100000) m_cache->clear();
+    auto it = m_cache->find(index);
+    if (it != m_cache->end()) return it->second;
+    std::vector<float> f;
+    try {
+        f = configFeatures(m_task, m_task.space.get(index), m_featureType);
+    } catch (const std::exception&) {  // TVM: a failed extraction is None, a row of zeros
     }
-    const bst_ulong nrow = bst_ulong(perm.size());
+    return (*m_cache)[index] = std::move(f);
+}
+
+// Rows of xs, `width` floats each (0 = the longest row's length), extracting the features not
+// cached yet on the thread pool.
+std::vector<float> XGBCostModel::matrix(const std::vector<std::int64_t>& xs, size_t width) const {
+    if (m_cache->size() >= 100000) m_cache->clear();
+    std::vector<std::int64_t> need;
+    for (auto x : xs)
+        if (!m_cache->count(x)) need.push_back(x);
+    std::sort(need.begin(), need.end());
+    need.erase(std::unique(need.begin(), need.end()), need.end());
+    std::vector<std::vector<float>> extracted(need.size());
+    parallelFor(std::int64_t(need.size()), [&](std::int64_t i) {
+        try {
+            extracted[size_t(i)] = configFeatures(m_task, m_task.space.get(need[size_t(i)]), m_featureType);
+        } catch (const std::exception&) {
+        }
+    });
+    for (size_t i = 0; i < need.size(); ++i) (*m_cache)[need[i]] = std::move(extracted[i]);
+    std::vector<const std::vector<float>*> rows;
+    for (auto x : xs) rows.push_back(&m_cache->at(x));
+    if (width == 0)
+        for (const auto* r : rows) width = std::max(width, r->size());
+    std::vector<float> data(xs.size() * width, 0.f);
+    for (size_t i = 0; i < rows.size(); ++i)
+        std::copy_n(rows[i]->begin(), std::min(width, rows[i]->size()), data.begin() + std::ptrdiff_t(i * width));
+    return data;
+}
+
+void XGBCostModel::train(std::vector<float> data, std::vector<float> labels, size_t width,
+                         const std::vector<float>* baseMargin, int planSize, int numRounds, int stoppingRounds) {
+    const bst_ulong nrow = bst_ulong(labels.size());
+    TB_CHECK(width > 0) << "XGBCostModel: no features to train on";
     DMatrix dm;
-    check(XGDMatrixCreateFromMat(data.data(), nrow, bst_ulong(m_numFeatures), std::numeric_limits<float>::quiet_NaN(),
-                                 &dm.h),
+    check(XGDMatrixCreateFromMat(data.data(), nrow, bst_ulong(width), std::numeric_limits<float>::quiet_NaN(), &dm.h),
           "DMatrix creation");
     check(XGDMatrixSetFloatInfo(dm.h, "label", labels.data(), nrow), "set label");
+    if (baseMargin) check(XGDMatrixSetFloatInfo(dm.h, "base_margin", baseMargin->data(), nrow), "set base margin");
     BoosterHandle bst = nullptr;
     check(XGBoosterCreate(&dm.h, 1, &bst), "booster creation");
     auto set = [&](const char* k, const std::string& v) { check(XGBoosterSetParam(bst, k, v.c_str()), "set param"); };
@@ -308,42 +316,138 @@ void XGBCostModel::fit(const std::vector<std::int64_t>& xs, const std::vector<do
     set("verbosity", "0");
     set("nthread", "1");
     set("seed", std::to_string(m_rng() % 1000000));
-    // num_boost_round=8000 with early stopping after 20 rounds without a better a-recall@plan_size
-    // on the training set (TVM's CustomCallback, maximize).
-    double best = -1;
+    // TVM's CustomCallback: evaluate every other round (skip_every = 2) the average recall@planSize
+    // on the training set (labels binarized at 0.5 for rank-binary) and stop `stoppingRounds` rounds
+    // after the best.
+    std::vector<float> evalLabels = labels;
+    if (m_lossType == "rank-binary")
+        for (float& l : evalLabels) l = l < 0.5f ? 0.f : 1.f;
+    double best = -std::numeric_limits<double>::infinity();
     int bestIter = 0;
-    for (int it = 0; it < 8000; ++it) {
+    for (int it = 0; it < numRounds; ++it) {
         check(XGBoosterUpdateOneIter(bst, it, dm.h), "boost");
+        if (it % 2 == 1) continue;
         bst_ulong len = 0;
         const float* pred = nullptr;
         check(XGBoosterPredict(bst, dm.h, 0, 0, 0, &len, &pred), "predict");
-        const double score = averageRecall(pred, labels, planSize);
+        const double score = averageRecall(pred, evalLabels, planSize);
         if (score > best) {
             best = score;
             bestIter = it;
-        } else if (it - bestIter >= 20) {
+        } else if (it - bestIter >= stoppingRounds) {
             break;
         }
     }
     if (m_booster) XGBoosterFree(m_booster);
     m_booster = bst;
+    m_width = width;
 }
 
-std::vector<float> XGBCostModel::predict(const std::vector<std::int64_t>& xs) const {
+void XGBCostModel::fit(const std::vector<std::int64_t>& xs, const std::vector<double>& ys, int planSize) {
+    TB_CHECK(xs.size() == ys.size() && !xs.empty()) << "XGBCostModel::fit: " << xs.size() << " xs, " << ys.size() << " ys";
+    const std::vector<float> all = matrix(xs, 0);
+    const size_t width = all.size() / xs.size();
+    const double yMax = std::max(*std::max_element(ys.begin(), ys.end()), 1e-8);
+    std::vector<size_t> perm(xs.size());
+    std::iota(perm.begin(), perm.end(), size_t(0));
+    std::shuffle(perm.begin(), perm.end(), m_rng);
+    m_sampleSize = xs.size();
+    std::vector<float> margin;
+    if (m_base) {
+        const double discount = baseModelDiscount();
+        if (discount < 0.05) {
+            m_base.reset();  // discard the base model
+        } else {
+            const std::vector<float> b = m_base->predict(xs, true);
+            for (size_t p : perm) margin.push_back(float(discount * b[p]));
+        }
+    }
+    std::vector<float> data, labels;
+    data.reserve(all.size());
+    for (size_t p : perm) {
+        data.insert(data.end(), all.begin() + std::ptrdiff_t(p * width), all.begin() + std::ptrdiff_t((p + 1) * width));
+        labels.push_back(float(ys[p] / yMax));
+    }
+    train(std::move(data), std::move(labels), width, m_base ? &margin : nullptr, planSize, 8000, 20);
+}
+
+bool XGBCostModel::fitLog(const std::vector<record::AutoTvmRecord>& records, int planSize, int minSeedRecords) {
+    // only the records of this template (TVM: inp.task.name == self.task.name)
+    std::vector<const record::AutoTvmRecord*> data;
+    for (const auto& r : records)
+        if (r.taskName == m_task.taskName) data.push_back(&r);
+    // their tasks, made once per (args, target)
+    std::map<std::string, std::shared_ptr<const Task>> tasks;
+    std::vector<const Task*> taskOf(data.size(), nullptr);
+    for (size_t i = 0; i < data.size(); ++i) {
+        const std::string key = data[i]->args.dump() + "|" + data[i]->target;
+        auto it = tasks.find(key);
+        if (it == tasks.end()) {
+            std::shared_ptr<const Task> t;
+            try {
+                t = std::make_shared<const Task>(Task::create(data[i]->taskName, data[i]->args, data[i]->target));
+            } catch (const std::exception&) {  // args this template refuses: skipped
+            }
+            it = tasks.emplace(key, std::move(t)).first;
+        }
+        taskOf[i] = it->second.get();
+    }
+    std::vector<std::vector<float>> xs(data.size());
+    std::vector<double> ys(data.size(), 0.0);
+    std::vector<char> ok(data.size(), 0);
+    parallelFor(std::int64_t(data.size()), [&](std::int64_t k) {
+        const size_t i = size_t(k);
+        if (!taskOf[i]) return;
+        try {
+            const ConfigEntity config = ConfigEntity::fromJson(data[i]->config);
+            xs[i] = configFeatures(*taskOf[i], config, m_featureType);
+            const double cost = data[i]->meanCost();
+            ys[i] = data[i]->errorNo == 0 && cost > 0 ? taskOf[i]->flop / cost : 0.0;
+            ok[i] = 1;
+        } catch (const std::exception&) {  // TVM skips the records whose extraction fails
+        }
+    });
+    size_t width = 0, n = 0;
+    for (size_t i = 0; i < data.size(); ++i)
+        if (ok[i]) {
+            width = std::max(width, xs[i].size());
+            ++n;
+        }
+    if (int(n) < minSeedRecords || n == 0 || width == 0) return false;
+    double yMax = 1e-8;
+    for (size_t i = 0; i < data.size(); ++i)
+        if (ok[i]) yMax = std::max(yMax, ys[i]);
+    std::vector<size_t> perm;
+    for (size_t i = 0; i < data.size(); ++i)
+        if (ok[i]) perm.push_back(i);
+    std::shuffle(perm.begin(), perm.end(), m_rng);
+    std::vector<float> rows(perm.size() * width, 0.f), labels;
+    for (size_t r = 0; r < perm.size(); ++r) {
+        const auto& x = xs[perm[r]];
+        std::copy(x.begin(), x.end(), rows.begin() + std::ptrdiff_t(r * width));  // padded with zeros
+        labels.push_back(float(ys[perm[r]] / yMax));
+    }
+    train(std::move(rows), std::move(labels), width, nullptr, planSize * 2, 400, 100);
+    return true;
+}
+
+std::vector<float> XGBCostModel::predict(const std::vector<std::int64_t>& xs, bool outputMargin) const {
     std::vector<float> out(xs.size(), 0.f);
     if (!m_booster || xs.empty()) return out;
-    std::vector<float> data;
-    for (auto x : xs) {
-        const auto f = features(x);
-        data.insert(data.end(), f.begin(), f.end());
-    }
+    std::vector<float> data = matrix(xs, m_width);
     DMatrix dm;
-    check(XGDMatrixCreateFromMat(data.data(), bst_ulong(xs.size()), bst_ulong(m_numFeatures),
+    check(XGDMatrixCreateFromMat(data.data(), bst_ulong(xs.size()), bst_ulong(m_width),
                                  std::numeric_limits<float>::quiet_NaN(), &dm.h),
           "DMatrix creation");
+    if (m_base) {
+        std::vector<float> margin = m_base->predict(xs, true);
+        const double discount = baseModelDiscount();
+        for (float& m : margin) m = float(discount * m);
+        check(XGDMatrixSetFloatInfo(dm.h, "base_margin", margin.data(), bst_ulong(xs.size())), "set base margin");
+    }
     bst_ulong len = 0;
     const float* pred = nullptr;
-    check(XGBoosterPredict(m_booster, dm.h, 0, 0, 0, &len, &pred), "predict");
+    check(XGBoosterPredict(m_booster, dm.h, outputMargin ? 1 : 0, 0, 0, &len, &pred), "predict");
     TB_CHECK(len == xs.size()) << "XGBoost predicted " << len << " values for " << xs.size() << " rows";
     std::copy(pred, pred + len, out.begin());
     return out;
@@ -439,7 +543,7 @@ std::vector<std::int64_t> SimulatedAnnealingOptimizer::findMaximums(const XGBCos
 
 XGBTuner::XGBTuner(const Task& task, int planSize, const std::string& featureType, const std::string& lossType,
                    std::uint64_t seed)
-    : Tuner(task, seed), m_planSize(planSize), m_model(task.space, featureType, lossType, seed + 1),
+    : Tuner(task, seed), m_planSize(planSize), m_model(task, featureTypeFromName(featureType), lossType, seed + 1),
       m_optimizer(task.space, seed + 2) {}
 
 std::vector<ConfigEntity> XGBTuner::nextBatch(int batchSize) {
@@ -475,16 +579,44 @@ void XGBTuner::update(const std::vector<ConfigEntity>& configs, const std::vecto
     }
 }
 
+bool XGBTuner::loadHistory(const std::vector<record::AutoTvmRecord>& records, int minSeedRecords) {
+    std::unique_ptr<XGBCostModel> base = m_model.spawnBaseModel();
+    if (!base->fitLog(records, m_planSize, minSeedRecords)) return false;
+    if (m_trials.empty()) {  // no plan yet: the base model's maximums are the first
+        m_trials = m_optimizer.findMaximums(*base, m_planSize, m_visited);
+        m_trialPt = 0;
+    }
+    m_model.loadBaseModel(std::move(base));
+    return true;
+}
+
+const std::vector<std::string>& tunerNames() {
+    static const std::vector<std::string> names = {
+        "xgb", "xgb_knob", "xgb_itervar", "xgb_curve", "xgb_rank", "xgb_rank_knob", "xgb_rank_itervar",
+        "xgb_rank_curve", "xgb_rank_binary", "xgb_rank_binary_knob", "xgb_rank_binary_itervar",
+        "xgb_rank_binary_curve", "ga", "random", "gridsearch"};
+    return names;
+}
+
 std::unique_ptr<Tuner> makeTuner(const std::string& name, const Task& task, std::uint64_t seed) {
-    if (name == "xgb" || name == "xgb_knob") return std::make_unique<XGBTuner>(task, 64, "knob", "reg", seed);
-    if (name == "xgb_rank" || name == "xgb_rank_knob") return std::make_unique<XGBTuner>(task, 64, "knob", "rank", seed);
     if (name == "random") return std::make_unique<RandomTuner>(task, seed);
     if (name == "gridsearch") return std::make_unique<GridSearchTuner>(task);
     if (name == "ga") return std::make_unique<GATuner>(task, 50, 3, 0.1, seed);
-    if (name.rfind("xgb", 0) == 0)
-        throw UserError("tuner '" + name + "': only knob features are implemented yet (xgb, xgb_rank, xgb_knob, "
-                        "xgb_rank_knob); itervar and curve features come later");
-    throw UserError("unknown tuner '" + name + "' (xgb, xgb_rank, xgb_knob, xgb_rank_knob, random, gridsearch, ga)");
+    // xgb[_rank[_binary]][_knob|_itervar|_curve]
+    if (std::find(tunerNames().begin(), tunerNames().end(), name) != tunerNames().end()) {
+        std::string rest = name.substr(3), loss = "reg", feature = "itervar";
+        for (const auto& [prefix, l] : {std::pair{"_rank_binary", "rank-binary"}, std::pair{"_rank", "rank"}})
+            if (rest.rfind(prefix, 0) == 0) {
+                loss = l;
+                rest = rest.substr(std::string(prefix).size());
+                break;
+            }
+        if (!rest.empty()) feature = rest.substr(1);
+        return std::make_unique<XGBTuner>(task, 64, feature, loss, seed);
+    }
+    std::string known;
+    for (const auto& n : tunerNames()) known += (known.empty() ? "" : ", ") + n;
+    throw UserError("unknown tuner '" + name + "' (" + known + ")");
 }
 
 }  // namespace tb::autotvm
