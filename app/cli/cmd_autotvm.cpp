@@ -17,6 +17,7 @@
 //   autotvm pick-best -i IN [-o OUT]   TVM `autotvm.record.pick_best` (default OUT = IN.best.log)
 #include <QCommandLineParser>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -158,17 +159,20 @@ int runAutotvmTune(const QStringList& args) {
         std::unique_ptr<autotvm::Tuner> tuner = autotvm::makeTuner(tunerName, task, seed);
         autotvm::TuneOptions to = base;  // the tutorials' n_trial=min(n_trial, len(task.config_space))
         to.nTrial = int(std::min<std::int64_t>(base.nTrial, task.space.size()));
-        if (transfer && std::ifstream(logPath).good()) {
-            writer.reset();  // flushed and closed while we read the file
-            const auto history = record::readAutoTvmRecords(logPath);
-            const bool used = tuner->loadHistory(history.records, minSeedRecords);
-            std::fprintf(stdout, "Transfer learning: %zu records in %s, %s\n", history.records.size(), logPath.c_str(),
-                         used ? "base model fitted" : "too few of this template, not used");
-            writer = std::make_unique<record::RecordWriter>(logPath);
-        }
         std::fprintf(stdout, "Task %s, args %s, target %s: %lld configs, %.0f FLOPs, tuner %s\n",
                      task.taskName.c_str(), task.args.dump().c_str(), task.target.c_str(),
                      static_cast<long long>(task.space.size()), task.flop, tunerName.c_str());
+        if (transfer && std::ifstream(logPath).good()) {
+            writer.reset();  // flushed and closed while we read the file
+            const auto history = record::readAutoTvmRecords(logPath);
+            const auto same = std::count_if(history.records.begin(), history.records.end(),
+                                            [&](const record::AutoTvmRecord& r) { return r.taskName == task.taskName; });
+            const bool used = tuner->loadHistory(history.records, minSeedRecords);
+            std::fprintf(stdout, "Transfer learning: %lld of the %zu records in %s are of %s: %s\n",
+                         static_cast<long long>(same), history.records.size(), logPath.c_str(), task.taskName.c_str(),
+                         used ? "base model fitted" : "too few (--min-seed-records), not used");
+            writer = std::make_unique<record::RecordWriter>(logPath);
+        }
         // TVM callback.progress_bar with prefix "[Task %2d/%2d] " and si_prefix G.
         const auto tic = std::chrono::steady_clock::now();
         char prefix[32];

@@ -287,7 +287,8 @@ private Q_SLOTS:
 
     void testTunersProposeValidUnvisited_data() {
         QTest::addColumn<QString>("tuner");
-        for (const char* t : {"random", "gridsearch", "ga", "xgb", "xgb_rank"}) QTest::newRow(t) << QString::fromLatin1(t);
+        for (const char* t : {"random", "gridsearch", "ga", "xgb", "xgb_rank", "xgb_knob", "xgb_curve", "xgb_rank_binary"})
+            QTest::newRow(t) << QString::fromLatin1(t);
     }
     void testTunersProposeValidUnvisited() {
         QFETCH(QString, tuner);
