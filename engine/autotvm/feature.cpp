@@ -195,6 +195,35 @@ int parallelLevel(LoopAnnotation a) {
     }
 }
 
+// The operands of e in TVM's ExprVisitor order (binary: a, b; select: cond, t, f; loads: indices).
+template <class F>
+void forEachOperand(const te::Expr& e, F&& f) {
+    using K = te::ExprKind;
+    switch (e.kind()) {
+        case K::IntImm: case K::FloatImm: case K::Var: case K::Reduce: return;
+        case K::Cast: f(e.as<te::CastNode>()->value); return;
+        case K::Not: f(e.as<te::NotNode>()->a); return;
+        case K::Select: {
+            const auto* n = e.as<te::SelectNode>();
+            f(n->cond);
+            f(n->t);
+            f(n->f);
+            return;
+        }
+        case K::Call:
+            for (const auto& a : e.as<te::CallNode>()->args) f(a);
+            return;
+        case K::Load:
+            for (const auto& a : e.as<te::LoadNode>()->indices) f(a);
+            return;
+        default: {
+            const auto* b = e.as<te::BinaryNode>();
+            f(b->a);
+            f(b->b);
+        }
+    }
+}
+
 // TVM IndexParser: a variable's stride is the constant it is multiplied by (`v * c`), else 1; only
 // its first occurrence counts. (A `c * v` is read the same way; TVM's canonical form has v first.)
 class IndexParser {
@@ -202,41 +231,20 @@ public:
     std::unordered_map<const te::ExprNode*, std::int64_t> strides;
     void visit(const te::Expr& e) {
         using K = te::ExprKind;
-        switch (e.kind()) {
-            case K::Var:
-                if (!strides.count(e.get())) {
-                    strides[e.get()] = m_nextStride;
-                    m_nextStride = 1;
-                }
-                break;
-            case K::IntImm: case K::FloatImm: break;
-            case K::Cast: visit(e.as<te::CastNode>()->value); break;
-            case K::Not: visit(e.as<te::NotNode>()->a); break;
-            case K::Select: {
-                const auto* n = e.as<te::SelectNode>();
-                visit(n->cond);
-                visit(n->t);
-                visit(n->f);
-                break;
+        if (e.kind() == K::Var) {
+            if (!strides.count(e.get())) {
+                strides[e.get()] = m_nextStride;
+                m_nextStride = 1;
             }
-            case K::Call:
-                for (const auto& a : e.as<te::CallNode>()->args) visit(a);
-                break;
-            case K::Load:
-                for (const auto& a : e.as<te::LoadNode>()->indices) visit(a);
-                break;
-            case K::Reduce: break;
-            default: {
-                const auto* b = e.as<te::BinaryNode>();
-                if (e.kind() == K::Mul) {
-                    std::int64_t c = 0;
-                    if (b->a.kind() == K::Var && te::isConstInt(b->b, &c)) m_nextStride = c;
-                    else if (b->b.kind() == K::Var && te::isConstInt(b->a, &c)) m_nextStride = c;
-                }
-                visit(b->a);
-                visit(b->b);
-            }
+            return;
         }
+        if (e.kind() == K::Mul) {
+            const auto* b = e.as<te::BinaryNode>();
+            std::int64_t c = 0;
+            if (b->a.kind() == K::Var && te::isConstInt(b->b, &c)) m_nextStride = c;
+            else if (b->b.kind() == K::Var && te::isConstInt(b->a, &c)) m_nextStride = c;
+        }
+        forEachOperand(e, [&](const te::Expr& x) { visit(x); });
     }
 
 private:
@@ -353,40 +361,19 @@ private:
     // counted on the innermost loop.
     void visitExpr(const te::Expr& e) {
         using K = te::ExprKind;
-        switch (e.kind()) {
-            case K::IntImm: case K::FloatImm: case K::Var: case K::Reduce: return;
-            case K::Cast: visitExpr(e.as<te::CastNode>()->value); return;
-            case K::Not: visitExpr(e.as<te::NotNode>()->a); return;
-            case K::Select: {
-                const auto* n = e.as<te::SelectNode>();
-                visitExpr(n->cond);
-                visitExpr(n->t);
-                visitExpr(n->f);
-                return;
-            }
-            case K::Call:
-                for (const auto& a : e.as<te::CallNode>()->args) visitExpr(a);
-                return;
-            case K::Load: {
-                const auto* l = e.as<te::LoadNode>();
-                auto it = m_buffers.find(l->op.get());
-                TB_CHECK(it != m_buffers.end()) << "itervar features: a load of an unknown buffer " << l->op->name;
-                enterMem(it->second, l->indices);
-                for (const auto& a : l->indices) visitExpr(a);
-                return;
-            }
-            default: break;
-        }
-        const auto* b = e.as<te::BinaryNode>();
-        if (te::isFloat(e.dtype()) && !m_stack.empty()) {
+        if (e.kind() == K::Load) {
+            const auto* l = e.as<te::LoadNode>();
+            auto it = m_buffers.find(l->op.get());
+            TB_CHECK(it != m_buffers.end()) << "itervar features: a load of an unknown buffer " << l->op->name;
+            enterMem(it->second, l->indices);
+        } else if (te::isBinaryKind(e.kind()) && te::isFloat(e.dtype()) && !m_stack.empty()) {
             ItervarFeature& f = m_features[size_t(m_stack.back())];
             if (e.kind() == K::Add || e.kind() == K::Sub) ++f.addCt;
             else if (e.kind() == K::Mul) ++f.mulCt;
             else if (e.kind() == K::Div || e.kind() == K::Mod || e.kind() == K::FloorDiv || e.kind() == K::FloorMod)
                 ++f.divCt;
         }
-        visitExpr(b->a);
-        visitExpr(b->b);
+        forEachOperand(e, [&](const te::Expr& x) { visitExpr(x); });
     }
 
     const std::vector<TreeNode>& m_tree;

@@ -21,19 +21,16 @@
 #include "engine/codegen/target.h"
 #include "engine/measure/builder.h"
 #include "engine/measure/local_runner.h"
+#include "autotvm_test_util.h"
 #include "test_util.h"
 
 using namespace tb;
 using namespace tb::autotvm;
 using ojson = nlohmann::ordered_json;
+using test::denseArgs;
+using test::quickRunner;
 
 namespace {
-
-ojson denseArgs(std::int64_t m, std::int64_t n, std::int64_t k) {
-    return ojson::parse("[[\"TENSOR\", [" + std::to_string(m) + ", " + std::to_string(k) + "], \"float32\"], "
-                        "[\"TENSOR\", [" + std::to_string(n) + ", " + std::to_string(k) + "], \"float32\"], null, "
-                        "\"float32\"]");
-}
 
 // conv2d_NCHWc.x86 args of a resnet-18 NCHW conv (batch 1, square, dilation 1).
 ojson convArgs(int c, int hw, int k, int kernel, int stride, int pad) {
@@ -97,16 +94,6 @@ record::AutoTvmRecord syntheticRecord(const Task& task, const ConfigEntity& c) {
     measure::MeasureResult r;
     r.costs = {task.flop / syntheticDenseSpeed(c)};
     return makeRecord(task, c, r);
-}
-
-measure::RunnerOptions quickRunner() {
-    measure::RunnerOptions o;
-    o.timeoutS = 10;
-    o.number = 3;
-    o.repeat = 2;
-    o.minRepeatMs = 1;
-    o.numThreads = 1;
-    return o;
 }
 
 }  // namespace

@@ -26,19 +26,16 @@
 #include "engine/support/error.h"
 #include "engine/te/interpreter.h"
 #include "test_measure_util.h"
+#include "autotvm_test_util.h"
 #include "test_util.h"
 
 using namespace tb;
 using namespace tb::autotvm;
 using ojson = nlohmann::ordered_json;
+using test::denseArgs;
+using test::quickRunner;
 
 namespace {
-
-ojson denseArgs(std::int64_t m, std::int64_t n, std::int64_t k) {
-    return ojson::parse("[[\"TENSOR\", [" + std::to_string(m) + ", " + std::to_string(k) + "], \"float32\"], "
-                        "[\"TENSOR\", [" + std::to_string(n) + ", " + std::to_string(k) + "], \"float32\"], null, "
-                        "\"float32\"]");
-}
 
 // The first, the last and `nRandom` seeded random valid indices of a space.
 std::vector<std::int64_t> sampleIndices(const ConfigSpace& space, int nRandom, unsigned seed) {
@@ -98,16 +95,6 @@ measure::MeasureResult syntheticResult(const ConfigSpace& space, std::int64_t in
     measure::MeasureResult r;
     r.costs = {1e-3 / s};
     return r;
-}
-
-measure::RunnerOptions quickRunner() {
-    measure::RunnerOptions o;
-    o.timeoutS = 10;
-    o.number = 3;
-    o.repeat = 2;
-    o.minRepeatMs = 1;
-    o.numThreads = 1;
-    return o;
 }
 
 }  // namespace
