@@ -49,6 +49,17 @@ std::string clientHello(const std::string& matchKey, int sessionTimeoutSec, cons
     return s;
 }
 
+CallReply callError(int errorNo, const std::string& message) {
+    CallReply r;
+    r.result["error_no"] = errorNo;
+    r.result["error_msg"] = message;
+    return r;
+}
+
+CallReply MeasureExecutor::call(const CallRequest& request) {
+    return callError(kErrorNoCompileDevice, "this server has no function '" + request.function + "'");
+}
+
 // ---- RunRequest / RunReply JSON ------------------------------------------------------------
 
 namespace {

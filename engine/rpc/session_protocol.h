@@ -13,11 +13,13 @@
 /// ```
 ///   uint64 N | int32 op | int32 H | H bytes of JSON header | N - 8 - H bytes of blob
 /// ```
-/// Requests: kUpload {"name": file} + blob; kRun = RunRequest JSON; kClose {}.
-/// Replies: kOk with a JSON body (upload: {"name", "size"}; run: RunReply JSON; close: {}), or
-/// kError {"error": message}, after which the server closes the connection. One reply per request,
-/// in order. The server rejects frames larger than its upload limit, unknown ops, malformed JSON
-/// and invalid names with kError.
+/// Requests: kUpload {"name": file} + blob; kRun = RunRequest JSON; kCall {"function": name, ...}
+/// + blob (a named device function, measure_executor.h CallRequest; added after kRun/kClose, so a
+/// server that predates it answers kError "unknown session op 5"); kClose {}.
+/// Replies: kOk with a JSON body (upload: {"name", "size"}; run: RunReply JSON; call: the
+/// CallReply's result + blob; close: {}), or kError {"error": message}, after which the server
+/// closes the connection. One reply per request, in order. The server rejects frames larger than
+/// its upload limit, unknown ops, malformed JSON and invalid names with kError.
 
 #include <cstdint>
 #include <string>
@@ -33,6 +35,7 @@ enum class SessionOp : std::int32_t {
     kUpload = 2,
     kRun = 3,
     kClose = 4,
+    kCall = 5,
 };
 
 struct SessionMessage {
