@@ -5,7 +5,7 @@
 # engine library: the server is compiled from the engine sources it needs, engine/rpc (plain C++ +
 # nlohmann_json headers), engine/measure/timer.cpp, the kernel ABI's host side
 # (engine/codegen/kernel_runtime.cpp, no LLVM), the graph executor of exported networks
-# (engine/runtime's deployed_network, graph_runtime, graph_json: no compiler) and the
+# (engine/runtime's network_executor, deployed_network, graph_runtime, graph_json: no compiler) and the
 # dependency-free parts of engine/support.
 #
 #   tools/arm/build.sh [OUTDIR]      (default OUTDIR: ${TB_BUILD_DIR:-build}/aarch64)
@@ -73,12 +73,13 @@ SOURCES=(
   engine/rpc/session_protocol.cpp engine/rpc/rpc_server.cpp engine/rpc/network_call.cpp
   engine/measure/timer.cpp
   engine/codegen/kernel_runtime.cpp
-  engine/runtime/deployed_network.cpp engine/runtime/graph_runtime.cpp engine/runtime/graph_json.cpp
+  engine/runtime/network_executor.cpp engine/runtime/deployed_network.cpp engine/runtime/graph_runtime.cpp
+  engine/runtime/graph_json.cpp
   engine/support/py_json.cpp engine/support/thread_pool.cpp
 )
 HEADERS=("$ROOT"/engine/rpc/*.h "$ROOT"/engine/measure/timer.h "$ROOT"/engine/support/*.h
          "$ROOT"/engine/codegen/kernel_abi.h "$ROOT"/engine/codegen/kernel_runtime.h
-         "$ROOT"/engine/runtime/deployed_network.h "$ROOT"/engine/runtime/graph_runtime.h
+         "$ROOT"/engine/runtime/network_executor.h "$ROOT"/engine/runtime/deployed_network.h "$ROOT"/engine/runtime/graph_runtime.h
          "$ROOT"/engine/runtime/graph_json.h "$ROOT"/tools/arm/build.sh)
 CXXFLAGS=("${TARGET_FLAGS[@]}" -std=c++20 -O2 -fPIE -Wall -Wno-unused-parameter
           "${STD_FLAGS[@]}" -isystem "$OUT/include" -I "$ROOT")

@@ -58,7 +58,7 @@
 #include "engine/rpc/measure_executor.h"
 #include "engine/rpc/network_call.h"
 #include "engine/rpc/rpc_server.h"
-#include "engine/runtime/deployed_network.h"
+#include "engine/runtime/network_executor.h"
 #include "engine/support/error.h"
 #include "engine/support/log.h"
 #include "engine/support/process.h"
@@ -284,64 +284,6 @@ ChildOutcome runInChild(double timeoutSec, const std::function<std::string()>& b
     return c;
 }
 
-// ---- tunebench.graph_executor.benchmark (engine/rpc/network_call.h) ----
-
-// Runs in the forked child: load the export, set the inputs, run once (the outputs), then time the
-// network as TVM's module.benchmark does (that first run is the warm-up).
-tb::rpc::NetworkRunReply runNetworkHere(const tb::rpc::NetworkRunRequest& req, const std::string& libPath,
-                                        const std::string& graphPath, const std::string& paramsPath) {
-    using Clock = std::chrono::steady_clock;
-    tb::rpc::NetworkRunReply r;
-    r.threads = kernelThreads();
-    std::unique_ptr<tb::runtime::DeployedNetwork> net;
-    auto t0 = Clock::now();
-    try {
-        net = tb::runtime::DeployedNetwork::load(libPath, tb::runtime::readFileBytes(graphPath),
-                                                 tb::runtime::readFileBytes(paramsPath), req.graph, req.params);
-    } catch (const std::exception& e) {
-        r.errorNo = kCompileDevice;
-        r.errorMsg = e.what();
-        return r;
-    }
-    r.loadSec = std::chrono::duration<double>(Clock::now() - t0).count();
-    tb::runtime::GraphRuntime& rt = net->runtime();
-    try {
-        std::vector<bool> given(rt.numInputs(), false);
-        for (const auto& in : req.inputs) {
-            const int index = rt.inputIndex(in.name);
-            TB_USER_CHECK(index >= 0) << "the network has no input '" << in.name << "'";
-            TB_USER_CHECK(in.shape == rt.inputShape(size_t(index))) << "input '" << in.name << "' has the wrong shape";
-            rt.setInput(size_t(index), in.data.data(), in.data.size());
-            given[size_t(index)] = true;
-        }
-        for (size_t i = 0; i < given.size(); ++i)
-            TB_USER_CHECK(given[i]) << "input '" << rt.graph().nodes[size_t(rt.graph().inputs[i])].name
-                                    << "' was not given";
-    } catch (const std::exception& e) {
-        r.errorNo = kUnknown;
-        r.errorMsg = e.what();
-        return r;
-    }
-    try {
-        t0 = Clock::now();
-        rt.run();
-        r.firstRunSec = std::chrono::duration<double>(Clock::now() - t0).count();
-        for (size_t i = 0; i < rt.numOutputs(); ++i)
-            r.outputs.push_back({"output_" + std::to_string(i), rt.outputShape(i), rt.output(i)});
-        tb::measure::TimerOptions t;
-        t.number = req.number;
-        t.repeat = req.repeat;
-        t.minRepeatMs = req.minRepeatMs;
-        t.skipWarmup = true;
-        r.costs = tb::measure::timeEvaluate([&rt] { rt.run(); }, t);
-    } catch (const std::exception& e) {
-        r.errorNo = kRuntimeDevice;
-        r.errorMsg = e.what();
-        r.outputs.clear();
-    }
-    return r;
-}
-
 // A CallReply as bytes through the child's pipe: u64 header length, header JSON, blob.
 std::string packReply(const tb::rpc::CallReply& c) {
     const std::string h = c.result.dump();
@@ -415,7 +357,7 @@ public:
         const ChildOutcome c = runInChild(req.timeoutSec, [&] {
             tb::rpc::NetworkRunReply r;
             try {
-                r = runNetworkHere(req, paths[0], paths[1], paths[2]);
+                r = tb::runtime::runNetworkRequest(req, paths[0], paths[1], paths[2], kernelThreads());
             } catch (const std::exception& e) {
                 r = tb::rpc::NetworkRunReply{};
                 r.errorNo = kUnknown;
