@@ -25,11 +25,11 @@ Json describe(const std::vector<NamedTensor>& tensors, std::string* blob) {
     return list;
 }
 
-// The tensors a header list describes, their values taken from `blob` in order.
-std::vector<NamedTensor> tensorsOf(const Json& list, const std::string& blob, const char* what) {
+// The tensors a header list describes, their values taken from `blob` from *pos on (advanced).
+std::vector<NamedTensor> tensorsOf(const Json& list, const std::string& blob, size_t* at, const char* what) {
     if (!list.is_array()) bad(std::string(what) + " must be a list");
     std::vector<NamedTensor> out;
-    size_t pos = 0;
+    size_t& pos = *at;
     for (const Json& e : list) {
         if (!e.is_object()) bad(std::string("an entry of ") + what + " is not a dict");
         NamedTensor t;
@@ -55,8 +55,11 @@ std::vector<NamedTensor> tensorsOf(const Json& list, const std::string& blob, co
         pos += size_t(n) * sizeof(float);
         out.push_back(std::move(t));
     }
-    if (pos != blob.size()) bad(std::string("the blob holds more bytes than ") + what + " describe");
     return out;
+}
+
+void checkConsumed(const std::string& blob, size_t pos, const char* what) {
+    if (pos != blob.size()) bad(std::string("the blob holds more bytes than the ") + what + " describe");
 }
 
 template <class T>
@@ -84,6 +87,7 @@ CallRequest toCall(const NetworkRunRequest& r) {
     c.args["number"] = r.number;
     c.args["min_repeat_ms"] = r.minRepeatMs;
     c.args["timeout"] = r.timeoutSec;
+    c.args["debug_nodes"] = r.debugNodes;
     return c;
 }
 
@@ -102,7 +106,12 @@ NetworkRunRequest networkRunRequestFromCall(const CallRequest& call) {
     if (r.repeat < 1 || r.number < 1) bad("repeat and number must be >= 1");
     if (r.minRepeatMs < 0) bad("min_repeat_ms must be >= 0");
     if (!(r.timeoutSec > 0)) bad("timeout must be > 0");
-    r.inputs = tensorsOf(field<Json>(j, "inputs", Json::array()), call.blob, "inputs");
+    r.debugNodes = field<std::vector<int>>(j, "debug_nodes", {});
+    for (int n : r.debugNodes)
+        if (n < 0) bad("negative debug node id");
+    size_t pos = 0;
+    r.inputs = tensorsOf(field<Json>(j, "inputs", Json::array()), call.blob, &pos, "inputs");
+    checkConsumed(call.blob, pos, "inputs");
     return r;
 }
 
@@ -111,6 +120,7 @@ CallReply toCallReply(const NetworkRunReply& r) {
     c.result["error_no"] = r.errorNo;
     c.result["error_msg"] = r.errorMsg;
     c.result["outputs"] = describe(r.outputs, &c.blob);
+    c.result["debug_outputs"] = describe(r.debugOutputs, &c.blob);
     c.result["costs"] = r.costs;
     c.result["load_sec"] = r.loadSec;
     c.result["first_run_sec"] = r.firstRunSec;
@@ -129,7 +139,10 @@ NetworkRunReply networkRunReplyFromCall(const CallReply& reply) {
     r.firstRunSec = field<double>(j, "first_run_sec", 0.0);
     r.threads = field<int>(j, "threads", 0);
     r.elapsedSec = field<double>(j, "elapsed", 0.0);
-    r.outputs = tensorsOf(field<Json>(j, "outputs", Json::array()), reply.blob, "outputs");
+    size_t pos = 0;
+    r.outputs = tensorsOf(field<Json>(j, "outputs", Json::array()), reply.blob, &pos, "outputs");
+    r.debugOutputs = tensorsOf(field<Json>(j, "debug_outputs", Json::array()), reply.blob, &pos, "debug outputs");
+    checkConsumed(reply.blob, pos, "outputs");
     return r;
 }
 

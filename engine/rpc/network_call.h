@@ -18,11 +18,13 @@
 ///
 /// Wire form (a kCall message): header
 /// `{"function": "tunebench.graph_executor.benchmark", "lib": NAME, "graph": NAME, "params": NAME,
-///   "inputs": [{"name", "shape", "dtype": "float32"}...], "repeat", "number", "min_repeat_ms", "timeout"}`
+///   "inputs": [{"name", "shape", "dtype": "float32"}...], "repeat", "number", "min_repeat_ms", "timeout",
+///   "debug_nodes": [node ids]}`
 /// (NAMEs are uploads of the same session), blob = the inputs' float32 values one after the other
 /// (little-endian, as every supported host and board). Reply (kOk): `{"error_no", "error_msg",
-/// "outputs": [{"name", "shape", "dtype"}...], "costs": [seconds per run, one per repeat],
-/// "load_sec", "first_run_sec", "threads", "elapsed"}`, blob = the outputs' float32 values.
+/// "outputs": [{"name", "shape", "dtype"}...], "debug_outputs": [...], "costs": [seconds per run, one
+/// per repeat], "load_sec", "first_run_sec", "threads", "elapsed"}`, blob = the outputs' float32
+/// values, then the debug outputs'.
 /// error_no is TVM's MeasureErrorNO: COMPILE_DEVICE (3) when the files cannot be loaded,
 /// RUNTIME_DEVICE (4) when the run crashed, RUN_TIMEOUT (7) when it outlasted `timeout`.
 
@@ -54,12 +56,16 @@ struct NetworkRunRequest {
     int number = 1;          ///< runs per measurement, grown to reach minRepeatMs
     int minRepeatMs = 0;     ///< a measurement lasts at least this long (milliseconds)
     double timeoutSec = 600; ///< the device's budget for load + first run + timing (seconds)
+    /// Graph node ids (graph JSON order) whose values after the first run come back too, as TVM's
+    /// debug executor `debug_get_output(node)`: e.g. the logits a final softmax flattens.
+    std::vector<int> debugNodes;
 };
 
 struct NetworkRunReply {
     int errorNo = kErrorNoNone;  ///< TVM MeasureErrorNO (file comment)
     std::string errorMsg;
     std::vector<NamedTensor> outputs;  ///< of the first run, in the graph's output order
+    std::vector<NamedTensor> debugOutputs;  ///< the request's debugNodes after the first run, in order
     std::vector<double> costs;         ///< seconds per run, one per repeat
     double loadSec = 0;      ///< dlopen + graph + params on the device (seconds)
     double firstRunSec = 0;  ///< the first (checked) run (seconds)
@@ -70,8 +76,8 @@ struct NetworkRunReply {
 /// The kCall request for `r` (header + input blob).
 CallRequest toCall(const NetworkRunRequest& r);
 /// Parses a kCall request. Throws RpcError(kProtocol) naming the bad field: a missing file name,
-/// repeat/number < 1, min_repeat_ms < 0, timeout <= 0, a negative dimension, a dtype other than
-/// float32, or a blob whose size is not the inputs' total.
+/// repeat/number < 1, min_repeat_ms < 0, timeout <= 0, a negative dimension or debug node id, a
+/// dtype other than float32, or a blob whose size is not the inputs' total.
 NetworkRunRequest networkRunRequestFromCall(const CallRequest& call);
 /// The reply for `r` (result JSON + output blob).
 CallReply toCallReply(const NetworkRunReply& r);

@@ -50,6 +50,11 @@ rpc::NetworkRunReply runNetworkRequest(const rpc::NetworkRunRequest& req, const 
         r.firstRunSec = std::chrono::duration<double>(Clock::now() - t0).count();
         for (size_t i = 0; i < rt.numOutputs(); ++i)
             r.outputs.push_back({"output_" + std::to_string(i), rt.outputShape(i), rt.output(i)});
+        for (int node : req.debugNodes) {
+            TB_USER_CHECK(node < int(rt.graph().nodes.size())) << "debug node " << node << " out of range";
+            const ExecNode& n = rt.graph().nodes[size_t(node)];
+            r.debugOutputs.push_back({n.name, n.shape, rt.nodeValue(node)});
+        }
         measure::TimerOptions t;
         t.number = req.number;
         t.repeat = req.repeat;
@@ -60,6 +65,7 @@ rpc::NetworkRunReply runNetworkRequest(const rpc::NetworkRunRequest& req, const 
         r.errorNo = rpc::kErrorNoRuntimeDevice;
         r.errorMsg = e.what();
         r.outputs.clear();
+        r.debugOutputs.clear();
     }
     return r;
 }

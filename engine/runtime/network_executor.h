@@ -9,8 +9,8 @@
 /// DeployedNetwork (graph executor, dlopen) and measure/timer (TVM's time evaluator), no compiler.
 ///
 /// Steps: DeployedNetwork::load (a failure is COMPILE_DEVICE); inputs set by name (a missing,
-/// unknown or misshapen input is UNKNOWN_ERROR naming it); one run, whose outputs are returned
-/// (a kernel error is RUNTIME_DEVICE); then timeEvaluate with number / repeat / min_repeat_ms and no
+/// unknown or misshapen input is UNKNOWN_ERROR naming it); one run, whose outputs (and the values of
+/// the requested debug nodes) are returned (a kernel error or bad node id is RUNTIME_DEVICE); then timeEvaluate with number / repeat / min_repeat_ms and no
 /// further warm-up (the first run was it). A crash or hang is the caller's to contain (the device
 /// server's forked child and its timeout).
 

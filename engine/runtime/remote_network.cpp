@@ -118,6 +118,7 @@ RemoteRunResult runOnDevice(const std::string& exportDir, const std::vector<rpc:
     req.number = o.number;
     req.minRepeatMs = int(std::lround(o.minRepeatMs));
     req.timeoutSec = o.timeoutS;
+    req.debugNodes = o.debugNodes;
     say("Evaluate inference time cost on " + device + "...");
     rpc::NetworkRunReply rep;
     try {
@@ -147,7 +148,11 @@ RemoteRunResult runOnDevice(const std::string& exportDir, const std::vector<rpc:
                              std::to_string(o.repeat));
     for (double c : rep.costs)
         if (!std::isfinite(c) || c < 0) throw RemoteRunError(device + " returned an invalid timing");
+    if (rep.debugOutputs.size() != o.debugNodes.size())
+        throw RemoteRunError(device + " returned " + std::to_string(rep.debugOutputs.size()) + " debug outputs for " +
+                             std::to_string(o.debugNodes.size()) + " nodes");
     res.outputs = std::move(rep.outputs);
+    res.debugOutputs = std::move(rep.debugOutputs);
     res.bench = BenchmarkResult::fromResults(rep.costs);
     res.loadSeconds = rep.loadSec;
     res.firstRunSeconds = rep.firstRunSec;

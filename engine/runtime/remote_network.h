@@ -55,6 +55,8 @@ struct RemoteRunOptions {
     int repeat = 3;
     int number = 1;
     double minRepeatMs = 0;  ///< rounded to whole milliseconds on the wire
+    /// Graph nodes whose values after the first run come back too (NetworkRunRequest::debugNodes).
+    std::vector<int> debugNodes;
     /// Receives one line per step ("Request a device...", "Upload...", ...). May be empty.
     std::function<void(const std::string&)> progress;
 };
@@ -63,6 +65,7 @@ struct RemoteRunResult {
     std::string server;     ///< "host:port" of the device's data plane
     std::string serverKey;  ///< its greeting, e.g. "server:rasp4b-64"
     std::vector<rpc::NamedTensor> outputs;  ///< of the first run, in the graph's output order
+    std::vector<rpc::NamedTensor> debugOutputs;  ///< options.debugNodes' values, in order
     BenchmarkResult bench;                  ///< the device's per-repeat means (seconds)
     long long uploadBytes = 0;              ///< the three files together
     double uploadSeconds = 0;

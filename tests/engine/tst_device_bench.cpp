@@ -55,7 +55,7 @@ std::shared_ptr<graph::ConstantData> randomConstant(std::vector<int64_t> shape, 
 
 // Two NHWC conv2d (3x3, pad 1) + bias + relu layers on a 1x16x16x8 input, no softmax (whose nearly
 // uniform output would hide errors): 1x16x16x16 values of ordinary magnitude to compare.
-graph::Graph smallNetwork() {
+graph::Graph smallNetwork(graph::NodeId* firstLayer = nullptr) {
     graph::Graph g;
     graph::NodeId x = g.addInput("data", {{1, 16, 16, 8}});
     int64_t cin = 8;
@@ -76,6 +76,7 @@ graph::Graph smallNetwork() {
         ba.set("axis", int64_t(3));
         x = g.addOp("nn.relu", {g.addOp("nn.bias_add", {c, g.addConstant("b" + n, randomConstant({cout}, 9 + layer))}, ba)});
         cin = cout;
+        if (layer == 0 && firstLayer) *firstLayer = x;
     }
     g.addOutput(x);
     return g;
@@ -336,7 +337,8 @@ private Q_SLOTS:
     void testBoardRunsTheNetwork() {
         // Cross-compiled for AArch64 (not loaded here), run by the board's graph executor under qemu.
         REQUIRE_BOARD();
-        const graph::Graph g = smallNetwork();
+        graph::NodeId firstLayer = -1;
+        const graph::Graph g = smallNetwork(&firstLayer);
         runtime::BuildOptions bo;
         bo.target = kArmTarget;
         bo.load = false;
@@ -346,13 +348,28 @@ private Q_SLOTS:
         QVERIFY(tmp.isValid());
         mod.exportLibrary(tmp.path().toStdString());
         const auto inputs = seededInputs(mod.graph());
-        const runtime::RemoteRunResult r = runtime::runOnDevice(tmp.path().toStdString(), inputs, remoteOptions(m_boardKey));
+        // The first kernel's output comes back too (debug_get_output): the last kernel's input.
+        runtime::RemoteRunOptions o = remoteOptions(m_boardKey);
+        const std::vector<int> ops = mod.graph().opNodes();
+        QCOMPARE(ops.size(), size_t(2));
+        o.debugNodes = {ops[0]};
+        const runtime::RemoteRunResult r = runtime::runOnDevice(tmp.path().toStdString(), inputs, o);
         QCOMPARE(QString::fromStdString(r.serverKey), QString::fromStdString("server:" + m_boardKey));
         QCOMPARE(r.deviceThreads, 1);
         const double err = errorAgainstInterpreter(g, inputs, r);
         qInfo("small network on the emulated board: mean %.3f ms, relative max error %.3g", r.bench.mean * 1e3, err);
         QVERIFY2(err <= 1e-5, qPrintable(QString::number(err)));
         QCOMPARE(r.bench.results.size(), size_t(3));
+        graph::Graph first = g;
+        first.setOutputs({firstLayer});
+        std::map<std::string, te::Buffer> byName;
+        for (const auto& t : inputs) byName[t.name] = te::Buffer{t.shape, t.data};
+        const auto want = graph::runGraph(first.pruned(), byName);
+        QCOMPARE(r.debugOutputs.size(), size_t(1));
+        QCOMPARE(r.debugOutputs[0].shape, want.at(0).shape);
+        const double firstErr =
+            runtime::relativeMaxError(r.debugOutputs[0].data.data(), want[0].data.data(), want[0].data.size());
+        QVERIFY2(firstErr <= 1e-5, qPrintable(QString::number(firstErr)));
     }
 
     void testCliBenchOnBoard() {
@@ -368,10 +385,14 @@ private Q_SLOTS:
                                     QStringLiteral("1")},
                                    240000);
         QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
-        QVERIFY2(r.out.contains(QRegularExpression(QStringLiteral(
-                     "check output 0 \\(1x2\\) against the host interpreter: max abs error \\S+, max abs error / max abs "
-                     "value \\S+ \\(ok, tolerance 0.0001\\)"))),
-                 qPrintable(r.out));
+        // The cls model ends in a softmax: its input (the logits) is fetched from the board and checked too.
+        const QStringList checked = {QStringLiteral("output 0"), QStringLiteral("the final softmax%1s input").arg(QChar(0x27))};
+        for (const QString& what : checked) {
+            const QRegularExpression line(QStringLiteral("check %1 \\(1x2\\) against the host interpreter: max abs error "
+                                                         "\\S+, max abs error / max abs value \\S+ \\(ok, tolerance 0.0001\\)")
+                                              .arg(QRegularExpression::escape(what)));
+            QVERIFY2(r.out.contains(line), qPrintable(r.out));
+        }
         const QRegularExpression summary(QStringLiteral(
             "Execution time summary:\n mean \\(ms\\)   median \\(ms\\)    max \\(ms\\)     min \\(ms\\)     std \\(ms\\)  \n"
             " *([0-9.]+) +([0-9.]+) +([0-9.]+) +([0-9.]+) +([0-9.]+) {15,}\n"));
