@@ -19,21 +19,18 @@
 #include <QTemporaryDir>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 
 #include "app/cli/commands.h"
+#include "app/cli/device_run.h"
 #include "app/cli/network_loader.h"
 #include "engine/codegen/codegen_llvm.h"
 #include "engine/codegen/target.h"
-#include "engine/graph/interpreter.h"
 #include "engine/measure/timer.h"
 #include "engine/runtime/build_module.h"
-#include "engine/runtime/remote_network.h"
 #include "engine/support/error.h"
-#include "engine/support/process.h"
 #include "engine/support/thread_pool.h"
 
 namespace tb::cli {
@@ -80,104 +77,6 @@ void printProfile(runtime::CompiledModule& mod, int number) {
                      100 * r.ms / std::max(total, 1e-12), gflops, source[r.func].c_str());
     }
 }
-// The benchmark inputs: input i filled by measure::fillRandom with seed 1 + i, on the host and on a
-// device alike, so a device run can be checked against the host's reference interpreter.
-std::vector<te::Buffer> benchInputs(const runtime::ExecGraph& g) {
-    std::vector<te::Buffer> inputs;
-    for (size_t i = 0; i < g.inputs.size(); ++i) {
-        te::Buffer b = te::Buffer::zeros(g.nodes[size_t(g.inputs[i])].shape);
-        measure::fillRandom(b.data.data(), b.data.size(), 1 + i);
-        inputs.push_back(std::move(b));
-    }
-    return inputs;
-}
-
-std::string shapeText(const std::vector<int64_t>& shape) {
-    std::string s;
-    for (size_t d = 0; d < shape.size(); ++d) s += (d ? "x" : "") + std::to_string(shape[d]);
-    return s;
-}
-
-// One line comparing a device tensor with the interpreter's; false when it is off.
-bool checkTensor(const std::string& what, const rpc::NamedTensor& got, const te::Buffer& want, double tolerance) {
-    if (got.shape != want.shape || got.data.size() != want.data.size()) {
-        std::fprintf(stdout, "check %s: the device's shape %s differs from the interpreter's %s (FAILED)\n", what.c_str(),
-                     shapeText(got.shape).c_str(), shapeText(want.shape).c_str());
-        return false;
-    }
-    double maxAbs = 0;
-    for (size_t k = 0; k < got.data.size(); ++k)
-        maxAbs = std::max(maxAbs, std::fabs(double(got.data[k]) - double(want.data[k])));
-    const double rel = runtime::relativeMaxError(got.data.data(), want.data.data(), got.data.size());
-    const bool ok = rel <= tolerance;
-    std::fprintf(stdout,
-                 "check %s (%s) against the host interpreter: max abs error %.3g, max abs error / max abs value %.3g "
-                 "(%s, tolerance %g)\n",
-                 what.c_str(), shapeText(got.shape).c_str(), maxAbs, rel, ok ? "ok" : "FAILED", tolerance);
-    return ok;
-}
-
-// The exec-graph node whose value is the input of a final softmax kernel, or -1. The zoo's
-// Xavier-initialized networks end in a softmax that is uniform to float precision (mobilenet: every
-// value 0.001), so equal outputs say little about the layers before it: the logits are checked too.
-int logitsNode(const graph::Graph& g, const runtime::ExecGraph& eg) {
-    if (g.outputs().size() != 1 || eg.outputs.size() != 1) return -1;
-    const graph::Node& out = g.node(g.outputs()[0]);
-    const runtime::ExecNode& last = eg.nodes[size_t(eg.outputs[0])];
-    if (out.kind != graph::NodeKind::Op || out.op != "nn.softmax" || last.kind != runtime::ExecNode::Kind::Op ||
-        last.inputs.size() != 1 || last.func.find("softmax") == std::string::npos)
-        return -1;
-    const int in = last.inputs[0];
-    return eg.nodes[size_t(in)].kind == runtime::ExecNode::Kind::Op ? in : -1;
-}
-
-// `compile --runner rpc --bench`: the export in `dir` evaluated on a device (file comment). Returns
-// the exit code: 0, or 1 when the device fails or its outputs differ from the interpreter's.
-int benchOnDevice(const graph::Graph& g, const runtime::CompiledModule& mod, const std::string& dir,
-                  runtime::RemoteRunOptions ro, double tolerance) {
-    const runtime::ExecGraph& eg = mod.graph();
-    const std::vector<te::Buffer> inputs = benchInputs(eg);
-    std::vector<rpc::NamedTensor> named;
-    for (size_t i = 0; i < inputs.size(); ++i)
-        named.push_back({eg.nodes[size_t(eg.inputs[i])].name, inputs[i].shape, inputs[i].data});
-    ro.progress = [](const std::string& line) {
-        std::fprintf(stdout, "%s\n", line.c_str());
-        std::fflush(stdout);
-    };
-    const int logits = logitsNode(g, eg);
-    if (logits >= 0) ro.debugNodes = {logits};
-    runtime::RemoteRunResult r;
-    try {
-        r = runtime::runOnDevice(dir, named, ro);
-    } catch (const runtime::RemoteRunError& e) {
-        std::fprintf(stderr, "error: %s\n", e.what());
-        return 1;
-    }
-    std::fprintf(stdout,
-                 "Ran on %s (%s): %d kernel thread(s); uploaded %.2f MB in %.2f s; loaded in %.3f s, first run %.3f ms\n",
-                 r.server.c_str(), r.serverKey.c_str(), r.deviceThreads, double(r.uploadBytes) / 1e6, r.uploadSeconds,
-                 r.loadSeconds, r.firstRunSeconds * 1e3);
-
-    // The reference: the graph interpreter on this machine, same inputs.
-    std::map<std::string, te::Buffer> byName;
-    for (size_t i = 0; i < inputs.size() && i < g.inputs().size(); ++i) byName[g.node(g.inputs()[i]).name] = inputs[i];
-    const std::vector<te::Buffer> ref = graph::runGraph(g, byName);
-    bool ok = ref.size() == r.outputs.size();
-    if (!ok)
-        std::fprintf(stdout, "check: the device returned %zu outputs, the interpreter %zu (FAILED)\n", r.outputs.size(),
-                     ref.size());
-    for (size_t i = 0; i < std::min(ref.size(), r.outputs.size()); ++i)
-        ok = checkTensor("output " + std::to_string(i), r.outputs[i], ref[i], tolerance) && ok;
-    if (logits >= 0) {
-        graph::Graph beforeSoftmax = g;
-        beforeSoftmax.setOutputs({g.node(g.outputs()[0]).inputs.at(0)});
-        const std::vector<te::Buffer> refLogits = graph::runGraph(beforeSoftmax.pruned(), byName);
-        ok = checkTensor("the final softmax's input", r.debugOutputs.at(0), refLogits.at(0), tolerance) && ok;
-    }
-    std::fprintf(stdout, "Execution time on %s (%s):\n%s\n", r.server.c_str(), r.serverKey.c_str(),
-                 r.bench.summary().c_str());
-    return ok ? 0 : 1;
-}
 }  // namespace
 
 int runCompile(const QStringList& args) {
@@ -214,29 +113,14 @@ int runCompile(const QStringList& args) {
     QCommandLineOption dumpIr(QStringLiteral("dump-ir"),
                               QStringLiteral("Write every kernel's lowered IR to DIR/<kernel>.txt (with its DAG)."),
                               QStringLiteral("DIR"));
-    QCommandLineOption runner(QStringLiteral("runner"),
-                              QStringLiteral("Where --bench runs: local (this machine, default) or rpc (a device of --key "
-                                             "from --tracker; the network is cross-compiled for --target)."),
-                              QStringLiteral("local|rpc"), QStringLiteral("local"));
-    QCommandLineOption tracker(QStringLiteral("tracker"), QStringLiteral("RPC tracker HOST:PORT (--runner rpc)."),
-                               QStringLiteral("HOST:PORT"));
-    QCommandLineOption key(QStringLiteral("key"), QStringLiteral("Device key, e.g. rasp4b-64 (--runner rpc)."),
-                           QStringLiteral("KEY"));
-    QCommandLineOption token(QStringLiteral("token"), QStringLiteral("The device servers' shared secret (--runner rpc)."),
-                             QStringLiteral("T"));
-    QCommandLineOption timeout(QStringLiteral("timeout"),
-                               QStringLiteral("The device's budget for loading, running and timing the network in seconds "
-                                              "(--runner rpc, default 300)."),
-                               QStringLiteral("S"), QStringLiteral("300"));
-    QCommandLineOption requestTimeout(QStringLiteral("request-timeout"),
-                                      QStringLiteral("Wait this long for a free device in seconds (--runner rpc, default 60)."),
-                                      QStringLiteral("S"), QStringLiteral("60"));
+    const DeviceRunOptions device;
     QCommandLineOption tolerance(QStringLiteral("tolerance"),
                                  QStringLiteral("--runner rpc fails (exit 1) when a device output differs from the "
                                                 "reference interpreter's by more than this relative error (default 1e-4)."),
                                  QStringLiteral("X"), QStringLiteral("1e-4"));
     p.addOptions({log, target, bench, repeat, number, minRepeat, profile, exportDir, threads, compatible, unscheduled,
-                  dumpIr, runner, tracker, key, token, timeout, requestTimeout, tolerance});
+                  dumpIr, tolerance});
+    p.addOptions(device.options());
     if (!p.parse(args)) {
         std::fprintf(stderr, "error: %s\n", qPrintable(p.errorText()));
         return 2;
@@ -251,30 +135,19 @@ int runCompile(const QStringList& args) {
     const double minMs = p.value(minRepeat).toDouble(&ok);
     TB_USER_CHECK(ok && minMs >= 0) << "--min-repeat-ms must be a number >= 0";
 
-    const std::string runnerKind = p.value(runner).toStdString();
-    TB_USER_CHECK(runnerKind == "local" || runnerKind == "rpc") << "--runner must be local or rpc, got '" << runnerKind << "'";
-    const bool remote = runnerKind == "rpc";
     runtime::RemoteRunOptions ro;
+    const bool remote = device.remote(p, &ro);
     double tol = 1e-4;
     if (remote) {
-        TB_USER_CHECK(p.isSet(tracker) && p.isSet(key)) << "--runner rpc needs --tracker HOST:PORT and --key KEY";
+        TB_USER_CHECK(p.isSet(target))
+            << "--runner rpc needs the device's --target, e.g. \"llvm -mtriple=aarch64-linux-gnu -mattr=+neon\"";
         TB_USER_CHECK(p.isSet(bench)) << "--runner rpc evaluates the network on a device: add --bench";
         TB_USER_CHECK(!p.isSet(profile)) << "--profile times kernels on this machine; it does not combine with --runner rpc";
-        std::tie(ro.trackerHost, ro.trackerPort) = parseHostPort(p.value(tracker).toStdString(), "--tracker");
-        ro.key = p.value(key).toStdString();
-        ro.token = p.value(token).toStdString();
         ro.repeat = rep;
         ro.number = num;
         ro.minRepeatMs = minMs;
-        ro.timeoutS = p.value(timeout).toDouble(&ok);
-        TB_USER_CHECK(ok && ro.timeoutS > 0) << "--timeout must be a number of seconds > 0";
-        ro.requestTimeoutS = p.value(requestTimeout).toDouble(&ok);
-        TB_USER_CHECK(ok && ro.requestTimeoutS > 0) << "--request-timeout must be a number of seconds > 0";
         tol = p.value(tolerance).toDouble(&ok);
         TB_USER_CHECK(ok && tol > 0) << "--tolerance must be a positive number";
-    } else {
-        for (const auto* o : {&tracker, &key, &token})
-            TB_USER_CHECK(!p.isSet(*o)) << "--" << o->names().first().toStdString() << " needs --runner rpc";
     }
 
     graph::Graph g = net.load(p);
@@ -309,7 +182,7 @@ int runCompile(const QStringList& args) {
         std::fprintf(stdout, "Lowered IR of %zu kernels written to %s\n", reps.size(), qPrintable(dir));
     }
     if (!remote && (p.isSet(bench) || p.isSet(profile))) {
-        mod.run(benchInputs(mod.graph()));
+        mod.run(seededInputs(mod.graph()));
         if (p.isSet(bench)) {
             runtime::BenchmarkResult r = mod.benchmark(rep, num, minMs);
             std::fprintf(stdout, "%s\n", r.summary().c_str());
@@ -331,7 +204,13 @@ int runCompile(const QStringList& args) {
                      mod.report().kernels.size(), dir.c_str());
         std::fflush(stdout);
     }
-    if (remote) return benchOnDevice(g, mod, dir, ro, tol);
+    if (remote) {
+        const DeviceRun run = runAndCheckOnDevice(g, mod.graph(), dir, seededInputs(mod.graph()), ro, true, tol);
+        if (!run.ran) return 1;
+        std::fprintf(stdout, "Execution time on %s (%s):\n%s\n", run.result.server.c_str(), run.result.serverKey.c_str(),
+                     run.result.bench.summary().c_str());
+        return run.checked ? 0 : 1;
+    }
     return 0;
 }
 

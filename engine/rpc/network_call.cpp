@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "engine/rpc/session_protocol.h"
+
 namespace tb::rpc {
 
 namespace {
@@ -64,13 +66,7 @@ void checkConsumed(const std::string& blob, size_t pos, const char* what) {
 
 template <class T>
 T field(const Json& j, const char* name, T dflt) {
-    auto it = j.find(name);
-    if (it == j.end()) return dflt;
-    try {
-        return it->get<T>();
-    } catch (const std::exception&) {
-        bad(std::string("field '") + name + "' has the wrong type");
-    }
+    return jsonField<T>(j, name, std::move(dflt), kGraphBenchmarkFunction);
 }
 
 }  // namespace

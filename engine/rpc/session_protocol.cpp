@@ -68,13 +68,7 @@ namespace {
 
 template <class T>
 T field(const Json& j, const char* name, T dflt) {
-    auto it = j.find(name);
-    if (it == j.end()) return dflt;
-    try {
-        return it->get<T>();
-    } catch (const std::exception&) {
-        bad(std::string("field '") + name + "' has the wrong type");
-    }
+    return jsonField<T>(j, name, std::move(dflt), "run request");
 }
 
 }  // namespace

@@ -51,6 +51,20 @@ void writeSessionMessage(int fd, SessionOp op, const Json& header, std::string_v
 /// a header length outside [0, N-8], or a header that is not JSON.
 SessionMessage readSessionMessage(int fd, std::uint64_t maxBytes, Deadline deadline, int wakeFd = -1);
 
+/// Field `name` of the JSON object `j` as T, `dflt` when absent. Throws RpcError(kProtocol)
+/// "<context>: field '<name>' has the wrong type" when it does not convert (the session messages'
+/// JSON bodies: run requests, network calls).
+template <class T>
+T jsonField(const Json& j, const char* name, T dflt, const std::string& context) {
+    auto it = j.find(name);
+    if (it == j.end()) return dflt;
+    try {
+        return it->get<T>();
+    } catch (const std::exception&) {
+        throw RpcError(RpcError::Kind::kProtocol, context + ": field '" + name + "' has the wrong type");
+    }
+}
+
 /// The data-plane greeting a client sends: "client:<matchKey>", plus " -timeout=<s>" when
 /// sessionTimeoutSec > 0 and " -token=<token>" when a token is given.
 std::string clientHello(const std::string& matchKey, int sessionTimeoutSec, const std::string& token);

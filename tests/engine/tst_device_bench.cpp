@@ -35,6 +35,7 @@
 #include "engine/runtime/build_module.h"
 #include "engine/runtime/network_executor.h"
 #include "engine/runtime/remote_network.h"
+#include "tests/engine/test_graph_util.h"
 #include "tests/engine/test_rpc_util.h"
 
 using namespace tb;
@@ -45,41 +46,26 @@ const char* const kArmTarget = "llvm -mtriple=aarch64-linux-gnu -mattr=+neon";
 const char* const kQemu = "qemu-aarch64-static";
 const std::string kClsModel = "../shared/data/models/ppocr/ch_ppocr_mobile_v2.0_cls_infer.onnx";
 
-std::shared_ptr<graph::ConstantData> randomConstant(std::vector<int64_t> shape, uint64_t seed) {
-    auto c = std::make_shared<graph::ConstantData>();
-    c->type = {std::move(shape)};
-    c->f.resize(size_t(c->type.numElements()));
-    measure::fillRandom(c->f.data(), c->f.size(), seed);
-    return c;
-}
-
 // Two NHWC conv2d (3x3, pad 1) + bias + relu layers on a 1x16x16x8 input, no softmax (whose nearly
 // uniform output would hide errors): 1x16x16x16 values of ordinary magnitude to compare.
 graph::Graph smallNetwork(graph::NodeId* firstLayer = nullptr) {
     graph::Graph g;
     graph::NodeId x = g.addInput("data", {{1, 16, 16, 8}});
-    int64_t cin = 8;
-    for (int layer = 0; layer < 2; ++layer) {
-        const int64_t cout = 16;
-        graph::Attrs a;
-        a.set("channels", cout);
-        a.set("kernel_size", std::vector<int64_t>{3, 3});
-        a.set("strides", std::vector<int64_t>{1, 1});
-        a.set("padding", std::vector<int64_t>{1, 1, 1, 1});
-        a.set("dilation", std::vector<int64_t>{1, 1});
-        a.set("groups", int64_t(1));
-        a.set("data_layout", std::string("NHWC"));
-        a.set("kernel_layout", std::string("HWIO"));
-        const std::string n = std::to_string(layer);
-        graph::NodeId c = g.addOp("nn.conv2d", {x, g.addConstant("w" + n, randomConstant({3, 3, cin, cout}, 3 + layer))}, a);
-        graph::Attrs ba;
-        ba.set("axis", int64_t(3));
-        x = g.addOp("nn.relu", {g.addOp("nn.bias_add", {c, g.addConstant("b" + n, randomConstant({cout}, 9 + layer))}, ba)});
-        cin = cout;
-        if (layer == 0 && firstLayer) *firstLayer = x;
-    }
-    g.addOutput(x);
+    x = test::addConvBiasRelu(g, x, 8, 16, 3, "0");
+    if (firstLayer) *firstLayer = x;
+    g.addOutput(test::addConvBiasRelu(g, x, 16, 16, 9, "1"));
     return g;
+}
+
+// `g` compiled for `target` (empty: this machine) and exported into `dir`; for another target the
+// kernels are cross-compiled and not loaded here.
+runtime::CompiledModule exportNetwork(const graph::Graph& g, const QTemporaryDir& dir, const char* target = "") {
+    runtime::BuildOptions bo;
+    bo.target = target;
+    bo.load = bo.target.empty();
+    runtime::CompiledModule mod = runtime::build(g, bo);
+    mod.exportLibrary(dir.path().toStdString());
+    return mod;
 }
 
 // The network's inputs as the host's compile --bench fills them (seed 1 + i), with their names.
@@ -269,10 +255,9 @@ private Q_SLOTS:
         // runs it on the inputs the call carried and times it: outputs equal to the interpreter's,
         // one timing per repeat, TVM's summary.
         const graph::Graph g = smallNetwork();
-        runtime::CompiledModule mod = runtime::build(g, {});
         QTemporaryDir tmp;
         QVERIFY(tmp.isValid());
-        mod.exportLibrary(tmp.path().toStdString());
+        const runtime::CompiledModule mod = exportNetwork(g, tmp);
         const auto inputs = seededInputs(mod.graph());
         std::vector<std::string> steps;
         runtime::RemoteRunOptions o = remoteOptions(m_hostKey);
@@ -300,10 +285,9 @@ private Q_SLOTS:
 
     void testServerWithoutTheFunction() {
         // A server that only times kernels answers the call with COMPILE_DEVICE "no function".
-        runtime::CompiledModule mod = runtime::build(smallNetwork(), {});
         QTemporaryDir tmp;
         QVERIFY(tmp.isValid());
-        mod.exportLibrary(tmp.path().toStdString());
+        const runtime::CompiledModule mod = exportNetwork(smallNetwork(), tmp);
         try {
             runtime::runOnDevice(tmp.path().toStdString(), seededInputs(mod.graph()), remoteOptions(m_oldKey));
             QFAIL("runOnDevice succeeded on a server without the network function");
@@ -339,14 +323,10 @@ private Q_SLOTS:
         REQUIRE_BOARD();
         graph::NodeId firstLayer = -1;
         const graph::Graph g = smallNetwork(&firstLayer);
-        runtime::BuildOptions bo;
-        bo.target = kArmTarget;
-        bo.load = false;
-        runtime::CompiledModule mod = runtime::build(g, bo);
-        QVERIFY(!mod.runnable());
         QTemporaryDir tmp;
         QVERIFY(tmp.isValid());
-        mod.exportLibrary(tmp.path().toStdString());
+        const runtime::CompiledModule mod = exportNetwork(g, tmp, kArmTarget);
+        QVERIFY(!mod.runnable());
         const auto inputs = seededInputs(mod.graph());
         // The first kernel's output comes back too (debug_get_output): the last kernel's input.
         runtime::RemoteRunOptions o = remoteOptions(m_boardKey);
@@ -406,13 +386,9 @@ private Q_SLOTS:
 
     void testBoardRejectsACorruptLibrary() {
         REQUIRE_BOARD();
-        runtime::BuildOptions bo;
-        bo.target = kArmTarget;
-        bo.load = false;
-        runtime::CompiledModule mod = runtime::build(smallNetwork(), bo);
         QTemporaryDir tmp;
         QVERIFY(tmp.isValid());
-        mod.exportLibrary(tmp.path().toStdString());
+        const runtime::CompiledModule mod = exportNetwork(smallNetwork(), tmp, kArmTarget);
         { std::ofstream(tmp.filePath(QStringLiteral("deploy_lib.so")).toStdString(), std::ios::binary) << "not an ELF"; }
         try {
             runtime::runOnDevice(tmp.path().toStdString(), seededInputs(mod.graph()), remoteOptions(m_boardKey));
@@ -427,13 +403,9 @@ private Q_SLOTS:
     void testBoardKilledMidRun() {
         // The board dies while it times the network: a clear "lost device" error, at once.
         REQUIRE_BOARD();
-        runtime::BuildOptions bo;
-        bo.target = kArmTarget;
-        bo.load = false;
-        runtime::CompiledModule mod = runtime::build(smallNetwork(), bo);
         QTemporaryDir tmp;
         QVERIFY(tmp.isValid());
-        mod.exportLibrary(tmp.path().toStdString());
+        const runtime::CompiledModule mod = exportNetwork(smallNetwork(), tmp, kArmTarget);
         runtime::RemoteRunOptions o = remoteOptions(m_boardKey);
         o.repeat = 1000;  // minutes of timing: it is killed long before
         o.minRepeatMs = 1000;
