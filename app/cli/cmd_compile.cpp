@@ -4,9 +4,19 @@
 // benchmarked (`module.benchmark(dev, repeat, number, min_repeat_ms)`, TVM's summary layout),
 // profiled kernel by kernel, and exported as deploy_lib.so + deploy_graph.json + deploy_param.params
 // (run the export with `tunebench-runner DIR --input X.pb`).
+//
+// With `--runner rpc --tracker H:P --key K --bench` the network is cross-compiled for --target (e.g.
+// `llvm -mtriple=aarch64-linux-gnu -mattr=+neon`, not loaded here), exported, and evaluated on a
+// device of key K as the end of TVM's ARM tutorial does (request_remote, remote.upload,
+// graph_executor, module.benchmark; engine/runtime/remote_network.h): the device runs it on the same
+// seeded random inputs a host --bench uses, its outputs are compared with the graph reference
+// interpreter's on this machine (exit 1 above --tolerance; for a network ending in softmax the
+// logits too, fetched from the device like TVM's debug_get_output), and TVM's Execution time
+// summary is the device's.
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFile>
+#include <QTemporaryDir>
 
 #include <algorithm>
 #include <cstdio>
@@ -14,8 +24,10 @@
 #include <map>
 
 #include "app/cli/commands.h"
+#include "app/cli/device_run.h"
 #include "app/cli/network_loader.h"
 #include "engine/codegen/codegen_llvm.h"
+#include "engine/codegen/target.h"
 #include "engine/measure/timer.h"
 #include "engine/runtime/build_module.h"
 #include "engine/support/error.h"
@@ -101,8 +113,14 @@ int runCompile(const QStringList& args) {
     QCommandLineOption dumpIr(QStringLiteral("dump-ir"),
                               QStringLiteral("Write every kernel's lowered IR to DIR/<kernel>.txt (with its DAG)."),
                               QStringLiteral("DIR"));
+    const DeviceRunOptions device;
+    QCommandLineOption tolerance(QStringLiteral("tolerance"),
+                                 QStringLiteral("--runner rpc fails (exit 1) when a device output differs from the "
+                                                "reference interpreter's by more than this relative error (default 1e-4)."),
+                                 QStringLiteral("X"), QStringLiteral("1e-4"));
     p.addOptions({log, target, bench, repeat, number, minRepeat, profile, exportDir, threads, compatible, unscheduled,
-                  dumpIr});
+                  dumpIr, tolerance});
+    p.addOptions(device.options());
     if (!p.parse(args)) {
         std::fprintf(stderr, "error: %s\n", qPrintable(p.errorText()));
         return 2;
@@ -117,9 +135,30 @@ int runCompile(const QStringList& args) {
     const double minMs = p.value(minRepeat).toDouble(&ok);
     TB_USER_CHECK(ok && minMs >= 0) << "--min-repeat-ms must be a number >= 0";
 
+    runtime::RemoteRunOptions ro;
+    const bool remote = device.remote(p, &ro);
+    double tol = 1e-4;
+    if (remote) {
+        TB_USER_CHECK(p.isSet(target))
+            << "--runner rpc needs the device's --target, e.g. \"llvm -mtriple=aarch64-linux-gnu -mattr=+neon\"";
+        TB_USER_CHECK(p.isSet(bench)) << "--runner rpc evaluates the network on a device: add --bench";
+        TB_USER_CHECK(!p.isSet(profile)) << "--profile times kernels on this machine; it does not combine with --runner rpc";
+        ro.repeat = rep;
+        ro.number = num;
+        ro.minRepeatMs = minMs;
+        tol = p.value(tolerance).toDouble(&ok);
+        TB_USER_CHECK(ok && tol > 0) << "--tolerance must be a positive number";
+    }
+
     graph::Graph g = net.load(p);
     runtime::BuildOptions bo;
     if (p.isSet(target)) bo.target = p.value(target).toStdString();
+    const bool runsHere = !p.isSet(target) || codegen::Target::parse(bo.target).runsOnHost();
+    TB_USER_CHECK(remote || runsHere || !(p.isSet(bench) || p.isSet(profile)))
+        << "target '" << bo.target << "' does not run on this machine: benchmark it on a device with --runner rpc "
+        << "--tracker HOST:PORT --key KEY, or only --export it";
+    // Cross-compiling (TVM relay.build for a board): kernels for the device, not loaded here.
+    bo.load = !remote && runsHere;
     if (p.isSet(log)) bo.logPath = p.value(log).toStdString();
     bo.includeCompatible = p.isSet(compatible);
     bo.defaultSchedules = !p.isSet(unscheduled);
@@ -142,25 +181,35 @@ int runCompile(const QStringList& args) {
         }
         std::fprintf(stdout, "Lowered IR of %zu kernels written to %s\n", reps.size(), qPrintable(dir));
     }
-    if (p.isSet(bench) || p.isSet(profile)) {
-        std::vector<te::Buffer> inputs;
-        for (size_t i = 0; i < mod.runtime().numInputs(); ++i) {
-            te::Buffer b = te::Buffer::zeros(mod.runtime().inputShape(i));
-            measure::fillRandom(b.data.data(), b.data.size(), 1 + i);
-            inputs.push_back(std::move(b));
-        }
-        mod.run(inputs);
+    if (!remote && (p.isSet(bench) || p.isSet(profile))) {
+        mod.run(seededInputs(mod.graph()));
         if (p.isSet(bench)) {
             runtime::BenchmarkResult r = mod.benchmark(rep, num, minMs);
             std::fprintf(stdout, "%s\n", r.summary().c_str());
         }
         if (p.isSet(profile)) printProfile(mod, num * 4);
     }
+    // The device gets the export (TVM: lib.export_library(tmp.relpath(filename)), then remote.upload).
+    QTemporaryDir tmp;
+    std::string dir;
     if (p.isSet(exportDir)) {
-        const std::string dir = p.value(exportDir).toStdString();
+        dir = p.value(exportDir).toStdString();
+    } else if (remote) {
+        TB_USER_CHECK(tmp.isValid()) << "cannot create a temporary directory for the export";
+        dir = tmp.path().toStdString();
+    }
+    if (!dir.empty()) {
         mod.exportLibrary(dir);
         std::fprintf(stdout, "Exported %zu kernels to %s (deploy_lib.so, deploy_graph.json, deploy_param.params)\n",
                      mod.report().kernels.size(), dir.c_str());
+        std::fflush(stdout);
+    }
+    if (remote) {
+        const DeviceRun run = runAndCheckOnDevice(g, mod.graph(), dir, seededInputs(mod.graph()), ro, true, tol);
+        if (!run.ran) return 1;
+        std::fprintf(stdout, "Execution time on %s (%s):\n%s\n", run.result.server.c_str(), run.result.serverKey.c_str(),
+                     run.result.bench.summary().c_str());
+        return run.checked ? 0 : 1;
     }
     return 0;
 }

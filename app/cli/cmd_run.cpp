@@ -2,13 +2,17 @@
 // `tunebench-cli run`: compile a network (tuned schedules from --log when given) and run it on
 // inputs stored as ONNX TensorProto files, writing the outputs the same way, so a TuneBench run can
 // be compared with ONNX Runtime or any ONNX tool. --check also runs the graph reference
-// interpreter on the same inputs and prints the relative error of every output.
+// interpreter on the same inputs and prints the relative error of every output. With `--runner rpc
+// --tracker H:P --key K --target T` the network is cross-compiled for T and run on a device of key
+// K (app/cli/device_run.h), whose outputs are written and checked the same way.
 #include <QCommandLineParser>
+#include <QTemporaryDir>
 
 #include <cstdio>
 #include <cstdlib>
 
 #include "app/cli/commands.h"
+#include "app/cli/device_run.h"
 #include "app/cli/network_loader.h"
 #include "engine/graph/interpreter.h"
 #include "engine/graph/onnx_import.h"
@@ -55,6 +59,8 @@ int runRun(const QStringList& args) {
                                QStringLiteral("N"));
     const NetworkOptions net;  // only its --no-winograd: run's --shape and --layout texts differ
     p.addOptions({network, onnx, batch, layout, shape, log, target, input, output, check, tolerance, threads, net.noWinograd});
+    const DeviceRunOptions device;
+    p.addOptions(device.options());
     if (!p.parse(args)) {
         std::fprintf(stderr, "error: %s\n", qPrintable(p.errorText()));
         return 2;
@@ -71,6 +77,15 @@ int runRun(const QStringList& args) {
         TB_USER_CHECK(ok && t >= 1) << "--threads must be a positive integer";
         setenv("TB_NUM_THREADS", std::to_string(t).c_str(), 1);
     }
+    runtime::RemoteRunOptions ro;
+    const bool remote = device.remote(p, &ro);
+    TB_USER_CHECK(!remote || p.isSet(target))
+        << "--runner rpc needs the device's --target, e.g. \"llvm -mtriple=aarch64-linux-gnu -mattr=+neon\"";
+    ro.repeat = 1;
+    ro.number = 1;
+    bool tolOk = false;
+    const double tol = p.value(tolerance).toDouble(&tolOk);
+    TB_USER_CHECK(tolOk && tol > 0) << "--tolerance must be a positive number";
     const std::string lay = p.value(layout).toStdString();
     TB_USER_CHECK(lay == "NHWC" || lay == "NCHW") << "--layout must be NHWC or NCHW, got '" << lay << "'";
 
@@ -109,17 +124,20 @@ int runRun(const QStringList& args) {
     if (p.isSet(target)) bo.target = p.value(target).toStdString();
     if (p.isSet(log)) bo.logPath = p.value(log).toStdString();
     bo.winograd = net.winograd(p);
+    bo.load = !remote;  // for a device: cross-compiled, not loaded here
     runtime::CompiledModule mod = runtime::build(g, bo);
     std::fprintf(stdout, "%s", mod.report().text().c_str());
 
     // Inputs in network order.
-    const auto& rt = mod.runtime();
-    TB_USER_CHECK(tensors.size() == rt.numInputs())
-        << "the network has " << rt.numInputs() << " inputs, " << tensors.size() << " --input given";
-    std::vector<te::Buffer> inputs(rt.numInputs());
-    std::vector<bool> set(rt.numInputs(), false);
+    const runtime::ExecGraph& eg = mod.graph();
+    TB_USER_CHECK(tensors.size() == eg.inputs.size())
+        << "the network has " << eg.inputs.size() << " inputs, " << tensors.size() << " --input given";
+    std::vector<te::Buffer> inputs(eg.inputs.size());
+    std::vector<bool> set(eg.inputs.size(), false);
     for (size_t i = 0; i < tensors.size(); ++i) {
-        const int byName = rt.inputIndex(tensors[i].name);
+        int byName = -1;
+        for (size_t k = 0; k < eg.inputs.size(); ++k)
+            if (eg.nodes[size_t(eg.inputs[k])].name == tensors[i].name) byName = int(k);
         const size_t index = byName >= 0 && !set[size_t(byName)] ? size_t(byName) : i;
         TB_USER_CHECK(!set[index]) << "two --input files for input " << index;
         TB_USER_CHECK(!tensors[i].data.f.empty() || tensors[i].data.i.empty())
@@ -127,11 +145,22 @@ int runRun(const QStringList& args) {
         inputs[index] = te::Buffer{tensors[i].data.type.shape, tensors[i].data.f};
         set[index] = true;
     }
-    const std::vector<te::Buffer> outs = mod.run(inputs);
+    std::vector<te::Buffer> outs;
+    bool deviceChecked = true;
+    if (remote) {
+        QTemporaryDir tmp;
+        TB_USER_CHECK(tmp.isValid()) << "cannot create a temporary directory for the export";
+        mod.exportLibrary(tmp.path().toStdString());
+        const DeviceRun run = runAndCheckOnDevice(g, eg, tmp.path().toStdString(), inputs, ro, p.isSet(check), tol);
+        if (!run.ran) return 1;
+        deviceChecked = run.checked;
+        for (const auto& t : run.result.outputs) outs.push_back(te::Buffer{t.shape, t.data});
+    } else {
+        outs = mod.run(inputs);
+    }
     const QStringList outFiles = p.values(output);
     for (size_t i = 0; i < outs.size(); ++i) {
-        std::string s;
-        for (size_t d = 0; d < outs[i].shape.size(); ++d) s += (d ? "x" : "") + std::to_string(outs[i].shape[d]);
+        const std::string s = shapeText(outs[i].shape);
         size_t argmax = 0;
         for (size_t k = 1; k < outs[i].data.size(); ++k)
             if (outs[i].data[k] > outs[i].data[argmax]) argmax = k;
@@ -143,11 +172,8 @@ int runRun(const QStringList& args) {
             std::fprintf(stdout, "  written to %s\n", qPrintable(outFiles[int(i)]));
         }
     }
-    int rc = 0;
-    if (p.isSet(check)) {
-        bool ok = false;
-        const double tol = p.value(tolerance).toDouble(&ok);
-        TB_USER_CHECK(ok && tol > 0) << "--tolerance must be a positive number";
+    int rc = deviceChecked ? 0 : 1;
+    if (p.isSet(check) && !remote) {
         std::map<std::string, te::Buffer> named;
         for (size_t i = 0; i < inputs.size(); ++i) named[g.node(g.inputs()[i]).name] = inputs[i];
         const auto ref = graph::runGraph(g, named);

@@ -12,6 +12,7 @@
 /// caller (so engine/rpc does not depend on engine/measure); tests use a fake.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,29 @@ struct RunReply {
     double elapsedSec = 0;      ///< wall time the server spent on the request (seconds)
 };
 
+/// A call of a device function by name (SessionOp::kCall), TuneBench's counterpart of TVM's
+/// `remote.get_function(name)(args...)`: TVM's RPC calls packed functions by name, and so do we for
+/// what goes beyond timing one kernel (network_call.h: run a whole network). The header is the
+/// function's JSON arguments, the blob its binary payload (tensors).
+struct CallRequest {
+    std::string function;  ///< the function name, e.g. "tunebench.graph_executor.benchmark"
+    Json args = Json::object();  ///< the request's whole JSON header ("function" included)
+    std::string blob;            ///< binary payload (function-specific layout)
+    /// Every blob uploaded in this session: name -> absolute path on the server. Filled in by the
+    /// server, never sent; a function refers to its files by upload name.
+    std::map<std::string, std::string> uploads;
+};
+
+/// The result of a call: a JSON body with at least "error_no" (TVM MeasureErrorNO, 0 = success) and
+/// "error_msg", plus a binary payload (function-specific).
+struct CallReply {
+    Json result = Json::object();
+    std::string blob;
+};
+
+/// A CallReply carrying only an error: {"error_no": errorNo, "error_msg": message}.
+CallReply callError(int errorNo, const std::string& message);
+
 /// Runs measurements on behalf of an RPC server. Called on the server's thread, one request at a
 /// time; may block for the run's duration. Expected failures are returned in RunReply (errorNo);
 /// an exception is reported to the client as kErrorNoUnknown with its message.
@@ -71,6 +95,9 @@ class MeasureExecutor {
 public:
     virtual ~MeasureExecutor() = default;
     virtual RunReply run(const RunRequest& request) = 0;
+    /// A named device function (SessionOp::kCall). Same threading and error rules as run(). The
+    /// default knows no function: error_no kErrorNoCompileDevice, "... has no function '<name>'".
+    virtual CallReply call(const CallRequest& request);
 };
 
 /// JSON forms used on the wire (snake_case as TVM's python names). fromJson throws RpcError

@@ -336,6 +336,28 @@ void RpcServer::Impl::serveSession(Socket& s, double timeoutSec, const std::stri
                 }
                 rep.elapsedSec = std::chrono::duration<double>(Clock::now() - t0).count();
                 writeSessionMessage(s.fd(), SessionOp::kOk, toJson(rep), {}, rd, w);
+            } else if (m.op == SessionOp::kCall) {
+                CallRequest req;
+                const auto it = m.header.find("function");
+                if (it == m.header.end() || !it->is_string() || it->get<std::string>().empty()) {
+                    replyError("call needs a function name");
+                    break;
+                }
+                req.function = it->get<std::string>();
+                req.args = std::move(m.header);
+                req.blob = std::move(m.blob);
+                for (const std::string& name : uploaded) req.uploads[name] = (dir / name).string();
+                CallReply rep;
+                const auto t0 = Clock::now();
+                try {
+                    rep = executor->call(req);
+                } catch (const std::exception& e) {
+                    rep = callError(kErrorNoUnknown, e.what());
+                }
+                if (!rep.result.is_object()) rep = callError(kErrorNoUnknown, "the function returned no result");
+                rep.result["elapsed"] = std::chrono::duration<double>(Clock::now() - t0).count();
+                // The call may have outlasted rd: the reply gets its own deadline.
+                writeSessionMessage(s.fd(), SessionOp::kOk, rep.result, rep.blob, deadlineAfterMs(kReplyTimeoutMs), w);
             } else if (m.op == SessionOp::kClose) {
                 writeSessionMessage(s.fd(), SessionOp::kOk, Json::object(), {}, rd, w);
                 break;

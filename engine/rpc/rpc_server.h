@@ -31,7 +31,8 @@
 /// whose greeting completes during a session is answered when that session ends. A session ends on
 /// kClose, on the client's `-timeout=N`, after idleTimeoutMs without a request, on any protocol
 /// error (kError reply, then close), or on stop(). Uploaded blobs live in a per-session directory
-/// under workDir, removed at session end.
+/// under workDir, removed at session end. A kCall request goes to MeasureExecutor::call with the
+/// paths of the session's uploads (a network run names its library, graph and params by upload name).
 
 #include <atomic>
 #include <functional>

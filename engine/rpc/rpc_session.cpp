@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engine/rpc/rpc_session.h"
 
+#include <algorithm>
+
 #include "engine/rpc/tracker_client.h"
 
 namespace tb::rpc {
@@ -36,7 +38,7 @@ RpcSession RpcSession::connect(const std::string& host, int port, const std::str
     return s;
 }
 
-Json RpcSession::roundTrip(SessionOp op, const Json& header, std::string_view blob, Deadline deadline) {
+SessionMessage RpcSession::roundTrip(SessionOp op, const Json& header, std::string_view blob, Deadline deadline) {
     if (!m_sock.valid()) throw RpcError(RpcError::Kind::kClosed, "the RPC session is closed");
     try {
         writeSessionMessage(m_sock.fd(), op, header, blob, deadline);
@@ -48,7 +50,7 @@ Json RpcSession::roundTrip(SessionOp op, const Json& header, std::string_view bl
                            "RPC server error: " + (it != m.header.end() && it->is_string() ? it->get<std::string>() : pyDumps(m.header)));
         }
         if (m.op != SessionOp::kOk) throw RpcError(RpcError::Kind::kProtocol, "unexpected session reply op");
-        return std::move(m.header);
+        return m;
     } catch (const RpcError&) {
         m_sock.close();
         throw;
@@ -63,7 +65,18 @@ void RpcSession::upload(const std::string& name, std::string_view blob) {
 
 RunReply RpcSession::run(const RunRequest& request) {
     const long long ms = static_cast<long long>(request.timeoutSec * 1000) + m_options.ioTimeoutMs;
-    return runReplyFromJson(roundTrip(SessionOp::kRun, toJson(request), {}, deadlineAfterMs(ms)));
+    return runReplyFromJson(roundTrip(SessionOp::kRun, toJson(request), {}, deadlineAfterMs(ms)).header);
+}
+
+CallReply RpcSession::call(const CallRequest& request, double timeoutSec) {
+    Json header = request.args.is_object() ? request.args : Json::object();
+    header["function"] = request.function;
+    const long long ms = static_cast<long long>(std::max(0.0, timeoutSec) * 1000) + m_options.ioTimeoutMs;
+    SessionMessage m = roundTrip(SessionOp::kCall, header, request.blob, deadlineAfterMs(ms));
+    CallReply r;
+    r.result = std::move(m.header);
+    r.blob = std::move(m.blob);
+    return r;
 }
 
 void RpcSession::close() {
@@ -76,7 +89,7 @@ void RpcSession::close() {
 }
 
 RpcSession requestSession(TrackerSession& tracker, const std::string& key, int priority, const SessionOptions& options,
-                          int maxRetry, int requestTimeoutMs) {
+                          int maxRetry, int requestTimeoutMs, DeviceAssignment* assigned) {
     std::string lastErr = "no attempt made";
     for (int attempt = 0; attempt < std::max(1, maxRetry); ++attempt) {
         DeviceAssignment a;
@@ -88,7 +101,9 @@ RpcSession requestSession(TrackerSession& tracker, const std::string& key, int p
             continue;
         }
         try {
-            return RpcSession::connect(a.host, a.port, a.matchKey, options);
+            RpcSession s = RpcSession::connect(a.host, a.port, a.matchKey, options);
+            if (assigned) *assigned = a;
+            return s;
         } catch (const RpcError& e) {
             lastErr = e.what();
         }

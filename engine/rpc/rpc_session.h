@@ -24,6 +24,7 @@
 namespace tb::rpc {
 
 class TrackerSession;
+struct DeviceAssignment;
 
 struct SessionOptions {
     /// Shared secret the server expects (RpcServerOptions::token); empty: none.
@@ -54,11 +55,17 @@ public:
     void upload(const std::string& name, std::string_view blob);
     /// Times an uploaded module; waits up to request.timeoutSec plus ioTimeoutMs for the reply.
     RunReply run(const RunRequest& request);
+    /// Calls the device function `request.function` (SessionOp::kCall) with request.args as the
+    /// header (its "function" field is set here) and request.blob; waits up to timeoutSec plus
+    /// ioTimeoutMs for the reply. The reply's error_no/error_msg are the function's business (not
+    /// thrown). A server that predates kCall answers kError: RpcError(kRemote, "... unknown session
+    /// op 5"), and the session is closed, as for every kError.
+    CallReply call(const CallRequest& request, double timeoutSec);
     /// Ends the session politely (kClose) and closes the socket. Never throws.
     void close();
 
 private:
-    Json roundTrip(SessionOp op, const Json& header, std::string_view blob, Deadline deadline);
+    SessionMessage roundTrip(SessionOp op, const Json& header, std::string_view blob, Deadline deadline);
 
     Socket m_sock;
     std::string m_serverKey;
@@ -68,8 +75,9 @@ private:
 /// TVM `TrackerSession.request(key, priority, session_timeout, max_retry)`: REQUEST a device of
 /// `key` (waiting up to requestTimeoutMs, < 0 forever; a timeout is not retried) and connect to it.
 /// Network failures and rejections are retried up to maxRetry attempts in all; the last error is
-/// rethrown.
+/// rethrown. `assigned`, when given, receives the device the session is connected to.
 RpcSession requestSession(TrackerSession& tracker, const std::string& key, int priority = 1,
-                          const SessionOptions& options = {}, int maxRetry = 5, int requestTimeoutMs = -1);
+                          const SessionOptions& options = {}, int maxRetry = 5, int requestTimeoutMs = -1,
+                          DeviceAssignment* assigned = nullptr);
 
 }  // namespace tb::rpc

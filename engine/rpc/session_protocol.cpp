@@ -49,6 +49,17 @@ std::string clientHello(const std::string& matchKey, int sessionTimeoutSec, cons
     return s;
 }
 
+CallReply callError(int errorNo, const std::string& message) {
+    CallReply r;
+    r.result["error_no"] = errorNo;
+    r.result["error_msg"] = message;
+    return r;
+}
+
+CallReply MeasureExecutor::call(const CallRequest& request) {
+    return callError(kErrorNoCompileDevice, "this server has no function '" + request.function + "'");
+}
+
 // ---- RunRequest / RunReply JSON ------------------------------------------------------------
 
 namespace {
@@ -57,13 +68,7 @@ namespace {
 
 template <class T>
 T field(const Json& j, const char* name, T dflt) {
-    auto it = j.find(name);
-    if (it == j.end()) return dflt;
-    try {
-        return it->get<T>();
-    } catch (const std::exception&) {
-        bad(std::string("field '") + name + "' has the wrong type");
-    }
+    return jsonField<T>(j, name, std::move(dflt), "run request");
 }
 
 }  // namespace

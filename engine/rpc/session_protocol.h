@@ -13,11 +13,13 @@
 /// ```
 ///   uint64 N | int32 op | int32 H | H bytes of JSON header | N - 8 - H bytes of blob
 /// ```
-/// Requests: kUpload {"name": file} + blob; kRun = RunRequest JSON; kClose {}.
-/// Replies: kOk with a JSON body (upload: {"name", "size"}; run: RunReply JSON; close: {}), or
-/// kError {"error": message}, after which the server closes the connection. One reply per request,
-/// in order. The server rejects frames larger than its upload limit, unknown ops, malformed JSON
-/// and invalid names with kError.
+/// Requests: kUpload {"name": file} + blob; kRun = RunRequest JSON; kCall {"function": name, ...}
+/// + blob (a named device function, measure_executor.h CallRequest; added after kRun/kClose, so a
+/// server that predates it answers kError "unknown session op 5"); kClose {}.
+/// Replies: kOk with a JSON body (upload: {"name", "size"}; run: RunReply JSON; call: the
+/// CallReply's result + blob; close: {}), or kError {"error": message}, after which the server
+/// closes the connection. One reply per request, in order. The server rejects frames larger than
+/// its upload limit, unknown ops, malformed JSON and invalid names with kError.
 
 #include <cstdint>
 #include <string>
@@ -33,6 +35,7 @@ enum class SessionOp : std::int32_t {
     kUpload = 2,
     kRun = 3,
     kClose = 4,
+    kCall = 5,
 };
 
 struct SessionMessage {
@@ -47,6 +50,20 @@ void writeSessionMessage(int fd, SessionOp op, const Json& header, std::string_v
 /// Reads one message of at most maxBytes (N). Throws RpcError; kProtocol for N < 8 or > maxBytes,
 /// a header length outside [0, N-8], or a header that is not JSON.
 SessionMessage readSessionMessage(int fd, std::uint64_t maxBytes, Deadline deadline, int wakeFd = -1);
+
+/// Field `name` of the JSON object `j` as T, `dflt` when absent. Throws RpcError(kProtocol)
+/// "<context>: field '<name>' has the wrong type" when it does not convert (the session messages'
+/// JSON bodies: run requests, network calls).
+template <class T>
+T jsonField(const Json& j, const char* name, T dflt, const std::string& context) {
+    auto it = j.find(name);
+    if (it == j.end()) return dflt;
+    try {
+        return it->get<T>();
+    } catch (const std::exception&) {
+        throw RpcError(RpcError::Kind::kProtocol, context + ": field '" + name + "' has the wrong type");
+    }
+}
 
 /// The data-plane greeting a client sends: "client:<matchKey>", plus " -timeout=<s>" when
 /// sessionTimeoutSec > 0 and " -token=<token>" when a token is given.

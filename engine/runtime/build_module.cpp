@@ -182,8 +182,14 @@ CompiledModule::~CompiledModule() {
 CompiledModule::CompiledModule(CompiledModule&&) noexcept = default;
 CompiledModule& CompiledModule::operator=(CompiledModule&&) noexcept = default;
 
+GraphRuntime& CompiledModule::runtime() {
+    TB_USER_CHECK(m_runtime) << "the network was compiled for " << m_report.target
+                             << " without loading it (a cross-compiled module runs on its device, not here)";
+    return *m_runtime;
+}
+
 std::vector<te::Buffer> CompiledModule::run(const std::vector<te::Buffer>& inputs) {
-    GraphRuntime& rt = *m_runtime;
+    GraphRuntime& rt = runtime();
     TB_USER_CHECK(inputs.size() == rt.numInputs())
         << "the network has " << rt.numInputs() << " inputs, got " << inputs.size();
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -202,7 +208,8 @@ BenchmarkResult CompiledModule::benchmark(int repeat, int number, double minRepe
     o.repeat = std::max(1, repeat);
     o.number = std::max(1, number);
     o.minRepeatMs = minRepeatMs;
-    return BenchmarkResult::fromResults(measure::timeEvaluate([this] { m_runtime->run(); }, o));
+    GraphRuntime& rt = runtime();
+    return BenchmarkResult::fromResults(measure::timeEvaluate([&rt] { rt.run(); }, o));
 }
 
 void CompiledModule::exportLibrary(const std::string& dir) const {
@@ -244,7 +251,7 @@ void CompiledModule::exportLibrary(const std::string& dir) const {
     fs::remove_all(objDir, ec);
     {
         std::ofstream f(fs::path(dir) / "deploy_graph.json");
-        f << graphToJson(m_runtime->graph()) << "\n";
+        f << graphToJson(graph()) << "\n";
         TB_USER_CHECK(f.good()) << "cannot write the graph JSON in '" << dir << "'";
     }
     {
@@ -260,7 +267,7 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
     BuildReport& rep = mod.m_report;
     rep.target = options.target.empty() ? hostTargetString() : options.target;
     const codegen::Target target = codegen::Target::parse(rep.target);
-    TB_USER_CHECK(target.runsOnHost()) << "target '" << rep.target << "' does not run on this machine";
+    TB_USER_CHECK(!options.load || target.runsOnHost()) << "target '" << rep.target << "' does not run on this machine";
     BuildOptions opts = options;
     opts.defaults.vectorLanes = std::max(4, target.vectorBits() / 32);
 
@@ -387,7 +394,8 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
     });
     rep.compileSeconds = secondsSince(t0);
     t0 = std::chrono::steady_clock::now();
-    for (const auto& k : mod.m_kernels) mod.m_loaded.push_back(codegen::LoadedKernel::load(k->object, k->name));
+    if (options.load)
+        for (const auto& k : mod.m_kernels) mod.m_loaded.push_back(codegen::LoadedKernel::load(k->object, k->name));
     rep.loadSeconds = secondsSince(t0);
 
     // 5. Functions of the Op nodes, graph outputs, memory plan.
@@ -403,7 +411,8 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
         eg.outputs.push_back(it != nodeOf.end() ? it->second : paramNode(o));
     }
     std::vector<KernelFn> funcs(eg.nodes.size(), nullptr);
-    for (const Call& c : calls) funcs[size_t(c.node)] = mod.m_loaded[size_t(c.job)]->function();
+    if (options.load)
+        for (const Call& c : calls) funcs[size_t(c.node)] = mod.m_loaded[size_t(c.job)]->function();
     rep.groups = int(calls.size());
 
     std::vector<PlanTensor> pt(eg.nodes.size());
@@ -426,6 +435,11 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
     rep.naiveBytes = plan.naiveBytes;
 
     for (auto& job : jobs) rep.kernels.push_back(job.report);
+    if (!options.load) {
+        eg.validate();
+        mod.m_graph = std::move(eg);
+        return mod;
+    }
     mod.m_runtime = std::make_unique<GraphRuntime>(std::move(eg), std::move(funcs));
     for (const auto& n : mod.m_runtime->graph().nodes) {
         if (n.kind != ExecNode::Kind::Param) continue;

@@ -46,8 +46,12 @@ namespace tb::runtime {
 
 struct BuildOptions {
     /// TVM target string. Empty: this machine, `llvm -keys=cpu -mcpu=<host cpu>` (what
-    /// `tunebench-cli tune` tunes for). Must run on this machine.
+    /// `tunebench-cli tune` tunes for). Must run on this machine unless `load` is false.
     std::string target;
+    /// true: load the kernels in process, so the module runs here. false: compile only (TVM's
+    /// cross-compiling relay.build, e.g. for `llvm -mtriple=aarch64-linux-gnu -mattr=+neon`): the
+    /// module can be exported (and its library run on a device), not run here.
+    bool load = true;
     /// auto_scheduler log (TVM v0.2-v0.6 lines); empty: no records, every group gets a default.
     std::string logPath;
     /// ApplyHistoryBest include_compatible: use a record of the same DAG hash whose shapes divide
@@ -107,8 +111,11 @@ public:
     CompiledModule& operator=(CompiledModule&&) noexcept;
 
     const BuildReport& report() const { return m_report; }
-    GraphRuntime& runtime() { return *m_runtime; }
-    const ExecGraph& graph() const { return m_runtime->graph(); }
+    /// False for a module built with BuildOptions::load = false (cross-compiled).
+    bool runnable() const { return m_runtime != nullptr; }
+    /// The graph executor. Throws UserError for a module that is not runnable().
+    GraphRuntime& runtime();
+    const ExecGraph& graph() const { return m_runtime ? m_runtime->graph() : m_graph; }
 
     /// Sets the inputs (in the network's input order; each buffer's shape must equal the input's),
     /// runs once and returns the outputs. Throws UserError on a wrong count or shape.
@@ -135,10 +142,12 @@ private:
     std::vector<std::unique_ptr<codegen::LoadedKernel>> m_loaded;
     std::map<std::string, NamedArray> m_params;
     std::unique_ptr<GraphRuntime> m_runtime;
+    ExecGraph m_graph;  // the executable graph of a module that is not runnable()
 };
 
-/// Compiles `g` (see the file comment). Throws UserError for a target that does not run here, an
-/// unreadable log, or an operator without a te lowering (naming it); InternalError on a bug.
+/// Compiles `g` (see the file comment). Throws UserError for a target that does not run here (unless
+/// options.load is false), an unreadable log, or an operator without a te lowering (naming it);
+/// InternalError on a bug.
 CompiledModule build(const graph::Graph& g, const BuildOptions& options = {});
 
 /// The host target string build() uses by default: `llvm -keys=cpu -mcpu=<host cpu>`.

@@ -139,6 +139,14 @@ std::vector<float> GraphRuntime::output(size_t index) const {
     return std::vector<float>(p, p + n);
 }
 
+std::vector<float> GraphRuntime::nodeValue(int node) const {
+    TB_USER_CHECK(node >= 0 && node < int(m_graph.nodes.size()))
+        << "node " << node << " out of range (the graph has " << m_graph.nodes.size() << " nodes)";
+    const ExecNode& n = m_graph.nodes[size_t(node)];
+    const float* p = static_cast<const float*>(m_storage[size_t(n.storage)]);
+    return std::vector<float>(p, p + n.numElements());
+}
+
 std::vector<KernelProfile> GraphRuntime::profile(int number) {
     std::vector<KernelProfile> out;
     number = std::max(number, 1);

@@ -96,6 +96,11 @@ public:
     /// Output `index` after run() (points into the runtime's storage; valid until the next run).
     const float* outputData(size_t index) const;
     std::vector<float> output(size_t index) const;
+    /// The value of any node after run() (TVM debug executor `debug_get_output`): its storage's
+    /// first numElements() floats. Only meaningful while no later kernel reused that storage (true
+    /// for graph outputs, inputs, params and the inputs of the last kernel). Throws UserError for a
+    /// node id out of range.
+    std::vector<float> nodeValue(int node) const;
 
     /// Per-kernel time (TVM debug executor): every kernel is called `number` times after one warm-up
     /// call, over the state the previous run() left (inputs and intermediates in place), and timed

@@ -9,32 +9,19 @@
 // The kernel ABI the library's kernels import (engine/codegen/kernel_abi.h: tb_rt_parallel_for,
 // tb_rt_alloc, tb_rt_free) is linked in from tb::kernel_runtime and exported from this executable,
 // as libtvm_runtime provides TVMBackendParallelLaunch to TVM's exported libraries.
-#include <dlfcn.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "engine/graph/tensor_io.h"
 #include "engine/runtime/benchmark.h"
-#include "engine/runtime/graph_json.h"
-#include "engine/runtime/graph_runtime.h"
+#include "engine/runtime/deployed_network.h"
 #include "engine/support/error.h"
 #include "engine/support/process.h"
 
 namespace {
-
-std::string readFile(const std::string& path, bool binary) {
-    std::ifstream f(path, binary ? std::ios::binary : std::ios::in);
-    TB_USER_CHECK(f.good()) << "cannot read '" << path << "'";
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
 
 int usage() {
     std::fprintf(stderr,
@@ -60,29 +47,8 @@ int run(int argc, char** argv) {
         else if (a == "--number") number = std::max(1, std::atoi(value().c_str()));
         else return usage();
     }
-    const auto params = tb::runtime::loadParams(readFile(dir + "/deploy_param.params", true), dir + "/deploy_param.params");
-    std::vector<std::string> paramNames;
-    for (const auto& [name, _] : params) paramNames.push_back(name);
-    tb::runtime::ExecGraph g =
-        tb::runtime::graphFromJson(readFile(dir + "/deploy_graph.json", false), paramNames, dir + "/deploy_graph.json");
-
-    const std::string libPath = dir + "/deploy_lib.so";
-    void* lib = dlopen(libPath.c_str(), RTLD_NOW | RTLD_LOCAL);
-    TB_USER_CHECK(lib) << "cannot load '" << libPath << "': " << dlerror();
-    std::vector<tb::runtime::KernelFn> funcs(g.nodes.size(), nullptr);
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-        if (g.nodes[i].kind != tb::runtime::ExecNode::Kind::Op) continue;
-        void* sym = dlsym(lib, g.nodes[i].func.c_str());
-        TB_USER_CHECK(sym) << libPath << " has no kernel '" << g.nodes[i].func << "'";
-        funcs[i] = reinterpret_cast<tb::runtime::KernelFn>(sym);
-    }
-    tb::runtime::GraphRuntime rt(g, funcs);
-    for (size_t i = 0; i < rt.graph().nodes.size(); ++i) {
-        const auto& n = rt.graph().nodes[i];
-        if (n.kind != tb::runtime::ExecNode::Kind::Param) continue;
-        const auto& a = params.at(n.name);
-        rt.setParam(int(i), a.data.data(), a.data.size());
-    }
+    const auto net = tb::runtime::DeployedNetwork::loadDirectory(dir);
+    tb::runtime::GraphRuntime& rt = net->runtime();
     TB_USER_CHECK(inputs.size() == rt.numInputs())
         << "the network has " << rt.numInputs() << " inputs, " << inputs.size() << " given";
     for (size_t i = 0; i < inputs.size(); ++i) {

@@ -29,6 +29,7 @@
 #include "engine/schedule/infer_bound.h"
 #include "engine/schedule/transform_step.h"
 #include "engine/support/error.h"
+#include "tests/engine/test_graph_util.h"
 
 using namespace tb;
 using namespace tb::runtime;
@@ -68,29 +69,8 @@ graph::Graph withLogits(graph::Graph g) {
 /// A graph of one NHWC conv2d (3x3, pad 1) + bias + relu on a 1x14x14x32 input.
 graph::Graph convReluGraph(int64_t cout) {
     graph::Graph g;
-    graph::NodeId x = g.addInput("data", {{1, 14, 14, 32}});
-    auto w = std::make_shared<graph::ConstantData>();
-    w->type = {{3, 3, 32, cout}};
-    w->f.resize(size_t(w->type.numElements()));
-    measure::fillRandom(w->f.data(), w->f.size(), 3);
-    auto b = std::make_shared<graph::ConstantData>();
-    b->type = {{cout}};
-    b->f.resize(size_t(cout));
-    measure::fillRandom(b->f.data(), b->f.size(), 4);
-    graph::Attrs a;
-    a.set("channels", cout);
-    a.set("kernel_size", std::vector<int64_t>{3, 3});
-    a.set("strides", std::vector<int64_t>{1, 1});
-    a.set("padding", std::vector<int64_t>{1, 1, 1, 1});
-    a.set("dilation", std::vector<int64_t>{1, 1});
-    a.set("groups", int64_t(1));
-    a.set("data_layout", std::string("NHWC"));
-    a.set("kernel_layout", std::string("HWIO"));
-    graph::NodeId c = g.addOp("nn.conv2d", {x, g.addConstant("w", w)}, a);
-    graph::Attrs ba;
-    ba.set("axis", int64_t(3));
-    graph::NodeId y = g.addOp("nn.relu", {g.addOp("nn.bias_add", {c, g.addConstant("b", b)}, ba)});
-    g.addOutput(y);
+    const graph::NodeId x = g.addInput("data", {{1, 14, 14, 32}});
+    g.addOutput(test::addConvBiasRelu(g, x, 32, cout, 3));
     return g;
 }
 

@@ -4,7 +4,9 @@
 # clang + lld against Debian's -arm64-cross packages (TOOLCHAIN.md pitfall 9). No Qt, no LLVM, no
 # engine library: the server is compiled from the engine sources it needs, engine/rpc (plain C++ +
 # nlohmann_json headers), engine/measure/timer.cpp, the kernel ABI's host side
-# (engine/codegen/kernel_runtime.cpp, no LLVM) and the dependency-free parts of engine/support.
+# (engine/codegen/kernel_runtime.cpp, no LLVM), the graph executor of exported networks
+# (engine/runtime's network_executor, deployed_network, graph_runtime, graph_json: no compiler) and the
+# dependency-free parts of engine/support.
 #
 #   tools/arm/build.sh [OUTDIR]      (default OUTDIR: ${TB_BUILD_DIR:-build}/aarch64)
 #
@@ -68,13 +70,17 @@ fi
 SOURCES=(
   tools/arm/device_server.cpp
   engine/rpc/protocol.cpp engine/rpc/socket.cpp engine/rpc/tracker_client.cpp
-  engine/rpc/session_protocol.cpp engine/rpc/rpc_server.cpp
+  engine/rpc/session_protocol.cpp engine/rpc/rpc_server.cpp engine/rpc/network_call.cpp
   engine/measure/timer.cpp
   engine/codegen/kernel_runtime.cpp
+  engine/runtime/network_executor.cpp engine/runtime/deployed_network.cpp engine/runtime/graph_runtime.cpp
+  engine/runtime/graph_json.cpp
   engine/support/py_json.cpp engine/support/thread_pool.cpp
 )
 HEADERS=("$ROOT"/engine/rpc/*.h "$ROOT"/engine/measure/timer.h "$ROOT"/engine/support/*.h
-         "$ROOT"/engine/codegen/kernel_abi.h "$ROOT"/engine/codegen/kernel_runtime.h "$ROOT"/tools/arm/build.sh)
+         "$ROOT"/engine/codegen/kernel_abi.h "$ROOT"/engine/codegen/kernel_runtime.h
+         "$ROOT"/engine/runtime/network_executor.h "$ROOT"/engine/runtime/deployed_network.h "$ROOT"/engine/runtime/graph_runtime.h
+         "$ROOT"/engine/runtime/graph_json.h "$ROOT"/tools/arm/build.sh)
 CXXFLAGS=("${TARGET_FLAGS[@]}" -std=c++20 -O2 -fPIE -Wall -Wno-unused-parameter
           "${STD_FLAGS[@]}" -isystem "$OUT/include" -I "$ROOT")
 

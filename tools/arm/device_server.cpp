@@ -14,6 +14,13 @@
 // TVM's semantics and sends the costs back. The child isolates the server from the candidate: a
 // crash is RUNTIME_DEVICE, a hang past the request's timeout is killed and reported RUN_TIMEOUT.
 //
+// Whole networks (the ARM tutorial's last step, `remote.upload(lib)` + graph_executor +
+// `module.benchmark`): the session's kCall of `tunebench.graph_executor.benchmark`
+// (engine/rpc/network_call.h) names an uploaded export (deploy_lib.so linked for aarch64,
+// deploy_graph.json, deploy_param.params); a forked child loads it with engine/runtime's
+// DeployedNetwork (graph executor, no compiler), sets the inputs, runs once for the outputs and
+// times the network with TVM's time evaluator. Same isolation and error numbers as a kernel.
+//
 // The kernel ABI (engine/codegen/kernel_abi.h: tb_rt_parallel_for, tb_rt_alloc, tb_rt_free) is the
 // engine's own implementation, engine/codegen/kernel_runtime.cpp on support/thread_pool.cpp (no
 // LLVM in either), exported from the executable (-rdynamic). Parallel loops are split statically
@@ -49,7 +56,9 @@
 #include "engine/codegen/kernel_abi.h"
 #include "engine/measure/timer.h"
 #include "engine/rpc/measure_executor.h"
+#include "engine/rpc/network_call.h"
 #include "engine/rpc/rpc_server.h"
+#include "engine/runtime/network_executor.h"
 #include "engine/support/error.h"
 #include "engine/support/log.h"
 #include "engine/support/process.h"
@@ -201,7 +210,101 @@ void closeSocketsExcept(int keep) {
     }
 }
 
-// Each request in a fresh forked child (dlopen state, heap and signal damage die with it).
+// Threads of a kernel's parallel loops: the size of ThreadPool::global(), which each measuring
+// child creates on its first parallel loop (threads do not survive fork) from TB_NUM_THREADS.
+int kernelThreads() {
+    const char* env = std::getenv("TB_NUM_THREADS");
+    const int n = env ? std::atoi(env) : 0;
+    return n > 0 ? n : int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// What a forked child left: its output (all it wrote before exiting), its wait status, and whether
+// it was killed for outliving the deadline.
+struct ChildOutcome {
+    std::string out;
+    int status = 0;
+    bool timedOut = false;
+    bool ok() const { return !timedOut && WIFEXITED(status) && WEXITSTATUS(status) == 0 && !out.empty(); }
+};
+
+// Runs `body` in a fresh forked child (dlopen state, heap and signal damage die with it) and returns
+// what it produced, killing it after timeoutSec. Throws std::runtime_error when pipe or fork fail.
+ChildOutcome runInChild(double timeoutSec, const std::function<std::string()>& body) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+    }
+    if (pid == 0) {
+        // Child: drop every inherited socket (the tracker connection, the session, the listen
+        // socket), so a candidate that outlives a dead server cannot keep them open, and die
+        // with the server.
+        // Only sockets are closed: under qemu-user other descriptors may belong to the emulator.
+        const int keep = fds[1];
+        closeSocketsExcept(keep);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(1);
+        const std::string out = body();
+        size_t off = 0;
+        while (off < out.size()) {
+            const ssize_t n = write(keep, out.data() + off, out.size() - off);
+            if (n <= 0) _exit(2);
+            off += size_t(n);
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    ChildOutcome c;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeoutSec);
+    for (;;) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+        if (left <= 0) {
+            c.timedOut = true;
+            break;
+        }
+        pollfd p{fds[0], POLLIN, 0};
+        const int rc = poll(&p, 1, int(std::min<long long>(left, 1000)));
+        if (rc < 0 && errno == EINTR) continue;
+        if (rc <= 0) continue;
+        char buf[65536];
+        const ssize_t n = read(fds[0], buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        c.out.append(buf, size_t(n));
+    }
+    close(fds[0]);
+    if (c.timedOut) kill(pid, SIGKILL);
+    while (waitpid(pid, &c.status, 0) < 0 && errno == EINTR) {
+    }
+    return c;
+}
+
+// A CallReply as bytes through the child's pipe: u64 header length, header JSON, blob.
+std::string packReply(const tb::rpc::CallReply& c) {
+    const std::string h = c.result.dump();
+    std::string out;
+    const uint64_t n = h.size();
+    out.append(reinterpret_cast<const char*>(&n), 8);
+    return out + h + c.blob;
+}
+
+tb::rpc::CallReply unpackReply(const std::string& s) {
+    uint64_t n = 0;
+    if (s.size() < 8) throw std::runtime_error("short reply");
+    std::memcpy(&n, s.data(), 8);
+    if (n > s.size() - 8) throw std::runtime_error("truncated reply");
+    tb::rpc::CallReply c;
+    c.result = tb::rpc::Json::parse(s.substr(8, size_t(n)));
+    c.blob = s.substr(8 + size_t(n));
+    return c;
+}
+
+// Each request in a fresh forked child (runInChild).
 class ForkingDlopenExecutor final : public tb::rpc::MeasureExecutor {
 public:
     explicit ForkingDlopenExecutor(uint64_t seed) : m_seed(seed) {}
@@ -215,74 +318,63 @@ public:
             if (!decodeCheck(blob, check.get(), &err)) return fail(kUnknown, err);
         }
         if (req.function.empty()) return fail(kCompileDevice, "the run request names no entry function");
-        int fds[2];
-        if (pipe2(fds, O_CLOEXEC) != 0) return fail(kUnknown, std::string("pipe: ") + std::strerror(errno));
-        const pid_t parent = getpid();
-        const pid_t pid = fork();
-        if (pid < 0) {
-            close(fds[0]);
-            close(fds[1]);
-            return fail(kUnknown, std::string("fork: ") + std::strerror(errno));
-        }
-        if (pid == 0) {
-            // Child: drop every inherited socket (the tracker connection, the session, the listen
-            // socket), so a candidate that outlives a dead server cannot keep them open, and die
-            // with the server.
-            // Only sockets are closed: under qemu-user other descriptors may belong to the emulator.
-            const int keep = fds[1];
-            closeSocketsExcept(keep);
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (getppid() != parent) _exit(1);
+        const ChildOutcome c = runInChild(req.timeoutSec, [&] {
             RunReply r;
             try {
                 r = measureHere(req, check.get(), m_seed);
             } catch (const std::exception& e) {
                 r = fail(kUnknown, e.what());
             }
-            const std::string out = tb::rpc::toJson(r).dump();
-            size_t off = 0;
-            while (off < out.size()) {
-                const ssize_t n = write(keep, out.data() + off, out.size() - off);
-                if (n <= 0) _exit(2);
-                off += size_t(n);
-            }
-            _exit(0);
-        }
-        close(fds[1]);
-        std::string text;
-        bool timedOut = false;
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(req.timeoutSec);
-        for (;;) {
-            const auto left =
-                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now())
-                    .count();
-            if (left <= 0) {
-                timedOut = true;
-                break;
-            }
-            pollfd p{fds[0], POLLIN, 0};
-            const int rc = poll(&p, 1, int(std::min<long long>(left, 1000)));
-            if (rc < 0 && errno == EINTR) continue;
-            if (rc <= 0) continue;
-            char buf[4096];
-            const ssize_t n = read(fds[0], buf, sizeof buf);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) break;
-            text.append(buf, size_t(n));
-        }
-        close(fds[0]);
-        if (timedOut) kill(pid, SIGKILL);
-        int status = 0;
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
-        if (timedOut)
+            return tb::rpc::toJson(r).dump();
+        });
+        if (c.timedOut)
             return fail(kRunTimeout, "run exceeded " + std::to_string(req.timeoutSec) + " s; candidate killed");
-        if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0) || text.empty())
-            return fail(kRuntimeDevice, "the candidate crashed the measurement process: " + tb::describeWaitStatus(status));
+        if (!c.ok())
+            return fail(kRuntimeDevice, "the candidate crashed the measurement process: " + tb::describeWaitStatus(c.status));
         try {
-            return tb::rpc::runReplyFromJson(tb::rpc::Json::parse(text));
+            return tb::rpc::runReplyFromJson(tb::rpc::Json::parse(c.out));
         } catch (const std::exception& e) {
             return fail(kUnknown, std::string("bad reply from the measurement process: ") + e.what());
+        }
+    }
+
+    tb::rpc::CallReply call(const tb::rpc::CallRequest& call) override {
+        if (call.function != tb::rpc::kGraphBenchmarkFunction) return MeasureExecutor::call(call);
+        tb::rpc::NetworkRunRequest req;
+        try {
+            req = tb::rpc::networkRunRequestFromCall(call);
+        } catch (const std::exception& e) {
+            return tb::rpc::callError(kUnknown, e.what());
+        }
+        std::string paths[3];
+        const std::string* names[3] = {&req.lib, &req.graph, &req.params};
+        for (int i = 0; i < 3; ++i) {
+            const auto it = call.uploads.find(*names[i]);
+            if (it == call.uploads.end())
+                return tb::rpc::callError(kCompileDevice, "'" + *names[i] + "' was not uploaded in this session");
+            paths[i] = it->second;
+        }
+        const ChildOutcome c = runInChild(req.timeoutSec, [&] {
+            tb::rpc::NetworkRunReply r;
+            try {
+                r = tb::runtime::runNetworkRequest(req, paths[0], paths[1], paths[2], kernelThreads());
+            } catch (const std::exception& e) {
+                r = tb::rpc::NetworkRunReply{};
+                r.errorNo = kUnknown;
+                r.errorMsg = e.what();
+            }
+            return packReply(tb::rpc::toCallReply(r));
+        });
+        if (c.timedOut)
+            return tb::rpc::callError(kRunTimeout, "the network run exceeded " + std::to_string(req.timeoutSec) +
+                                                       " s and was killed");
+        if (!c.ok())
+            return tb::rpc::callError(kRuntimeDevice,
+                                      "the network crashed the run process: " + tb::describeWaitStatus(c.status));
+        try {
+            return unpackReply(c.out);
+        } catch (const std::exception& e) {
+            return tb::rpc::callError(kUnknown, std::string("bad reply from the run process: ") + e.what());
         }
     }
 
@@ -300,14 +392,6 @@ void usage(FILE* f) {
                  "  --host ADDR    listen address (default 0.0.0.0, as TVM)\n"
                  "  --port P       first port tried (default 9090; 0: any free port); --port-end P (default 9199)\n"
                  "  --threads N    threads of a kernel's parallel loops (default: all cores)\n");
-}
-
-// Threads of a kernel's parallel loops: the size of ThreadPool::global(), which each measuring
-// child creates on its first parallel loop (threads do not survive fork) from TB_NUM_THREADS.
-int kernelThreads() {
-    const char* env = std::getenv("TB_NUM_THREADS");
-    const int n = env ? std::atoi(env) : 0;
-    return n > 0 ? n : int(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 int serve(int argc, char** argv) {
