@@ -268,23 +268,31 @@ FleetPanel::FleetPanel(QWidget* parent)
     bar->addWidget(m_summary, 1);
     layout->addLayout(bar);
 
-    auto* split = new QSplitter(Qt::Horizontal, this);
+    // The strip and the device list side by side; the per-key table under them, full width (it
+    // has many columns and few rows).
+    auto* vertical = new QSplitter(Qt::Vertical, this);
+    auto* split = new QSplitter(Qt::Horizontal, vertical);
     m_timeline = new FleetTimeline(m_model, split);
-    auto* side = new QSplitter(Qt::Vertical, split);
-    m_keys = new QTableView(side);
+    m_keys = new QTableView(vertical);
     m_keys->setObjectName(QStringLiteral("FleetKeyTable"));
     m_keys->setModel(m_stats);
     m_keys->verticalHeader()->hide();
     m_keys->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
-    m_keys->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_devices = new QTreeWidget(side);
+    m_keys->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_devices = new QTreeWidget(split);
     m_devices->setObjectName(QStringLiteral("FleetDeviceList"));
     m_devices->setRootIsDecorated(false);
     m_devices->setColumnCount(3);
     m_devices->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
-    layout->addWidget(split, 1);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 0);
+    split->setSizes({700, m_devices->fontMetrics().horizontalAdvance(QStringLiteral("ARM board 0  rasp4b-64  running (pid 99999)")) + 24});
+    vertical->setStretchFactor(0, 1);
+    vertical->setStretchFactor(1, 0);
+    // Room for the header and three keys (devices, host servers, ...) without a scroll bar.
+    const int keyRows = m_keys->verticalHeader()->defaultSectionSize() * 3 + m_keys->horizontalHeader()->sizeHint().height() + 6;
+    vertical->setSizes({200, keyRows});
+    layout->addWidget(vertical, 1);
 
     connect(m_start, &QPushButton::clicked, this, [this] { Q_EMIT startFleetRequested(m_host->value(), m_arm->value()); });
     connect(m_addArm, &QPushButton::clicked, this, [this] { Q_EMIT addDeviceRequested(true); });

@@ -420,10 +420,20 @@ void MainWindow::startTuning() {
     m_lastLogPath = j.logPath;
     m_session->start(j);
     m_fleet->model()->setJobId(m_session->jobId());
+    m_fleet->model()->setJobTracker(j.runner == QLatin1String("rpc") ? QStringLiteral("%1:%2").arg(j.trackerHost).arg(j.trackerPort)
+                                                                     : QString());
     m_fleet->model()->clear();
 }
 
-void MainWindow::showFleetPanel() { m_bottomTabs->setCurrentWidget(m_fleet); }
+void MainWindow::showFleetPanel() {
+    m_bottomTabs->setCurrentWidget(m_fleet);
+    // The strip needs a row per device: give the bottom row of the centre more height.
+    if (auto* central = qobject_cast<QSplitter*>(centralWidget())) {
+        QList<int> sizes = central->sizes();
+        const int total = sizes.value(0) + sizes.value(1) + sizes.value(2);
+        if (sizes.size() == 3 && total > 0) central->setSizes({total * 30 / 100, total * 35 / 100, total * 35 / 100});
+    }
+}
 
 void MainWindow::loadResumedHistory(const QList<session::TaskRow>& tasks) {
     const quint64 serial = m_jobSerial;

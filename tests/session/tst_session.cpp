@@ -375,6 +375,8 @@ private Q_SLOTS:
     // and tuning finishes on the other device with valid measurements after the loss.
     void testFleetEventsAndADeviceStoppedMidRun() {
         session::TrackerMonitor monitor;
+        QTemporaryDir logs;
+        monitor.setFleetPaths(QStringLiteral(TB_CLI_PATH), {}, {}, logs.path());
         QSignalSpy queue(&monitor, &session::TrackerMonitor::queueChanged);
         QSignalSpy fleet(&monitor, &session::TrackerMonitor::fleetChanged);
         QSignalSpy started(&monitor, &session::TrackerMonitor::localTrackerStarted);

@@ -468,7 +468,7 @@ private Q_SLOTS:
         q.tracker = QStringLiteral("127.0.0.1:9190");
         q.keys = {session::DeviceKeyRow{arm, 2, 1, 3}, session::DeviceKeyRow{QStringLiteral("local"), 1, 1, 0}};
         m->setQueue(q);
-        QCOMPARE(stats->rowCount(), 3);  // builder, rasp4b-64, local
+        QCOMPARE(stats->rowCount(), 2);  // rasp4b-64, local (builds are no device key)
         int row = -1;
         for (int r = 0; r < stats->rowCount(); ++r)
             if (stats->data(stats->index(r, models::FleetKeyStatsModel::KeyColumn)).toString() == arm) row = r;
@@ -498,6 +498,27 @@ private Q_SLOTS:
         QVERIFY(panel.summaryText().contains(QStringLiteral("1 device(s) lost")));
         QVERIFY(!t->grab().isNull());  // paints without a crash
 
+        // A device that leaves the job's tracker (killed between two batches: no session broke)
+        // is marked once two snapshots in a row miss it, and unmarked when it registers again;
+        // another tracker's snapshot marks nothing.
+        m->setJobTracker(q.tracker);
+        q.servers = {session::ServerRow{b, QStringLiteral("server:rasp4b-64")}};  // a is missing
+        session::DeviceQueueSnapshot other = q;
+        other.tracker = QStringLiteral("10.0.0.2:9190");
+        m->setQueue(other);
+        m->setQueue(other);
+        QVERIFY(!m->devices()[1].lost);
+        m->setQueue(q);
+        QVERIFY(!m->devices()[1].lost);  // once may be a re-registration
+        m->setQueue(q);
+        QVERIFY(m->devices()[1].lost);
+        QVERIFY(m->devices()[1].lostWhy.contains(q.tracker));
+        QCOMPARE(cell(models::FleetKeyStatsModel::LostColumn).toInt(), 2);
+        q.servers.append(session::ServerRow{a, QStringLiteral("server:rasp4b-64")});
+        m->setQueue(q);
+        QVERIFY(!m->devices()[1].lost);
+        QVERIFY(m->devices()[2].lost);  // b broke off mid-run: the tracker listing it again does not undo that
+
         m->clear();  // a new job
         QCOMPARE(m->devices().size(), 0);
         QCOMPARE(stats->rowCount(), 2);  // the tracker's keys stay
@@ -509,6 +530,8 @@ private Q_SLOTS:
     void testFleetAddAndStopDevice() {
         session::TuningSession s;
         session::TrackerMonitor monitor;
+        QTemporaryDir logs;
+        monitor.setFleetPaths(QStringLiteral(TB_CLI_PATH), {}, {}, logs.path());
         widgets::MainWindow w(&s, &monitor);
         widgets::FleetPanel* panel = w.fleetPanel();
         QSignalSpy queue(&monitor, &session::TrackerMonitor::queueChanged);

@@ -53,7 +53,7 @@ void FleetModel::addEvents(const QList<session::FleetEvent>& events) {
             continue;
         }
         if (e.kind == E::Started) {
-            d.lost = false;  // measuring again: it came back (or another device took its address)
+            d.lost = d.goneFromTracker = false;  // measuring again: it came back (or another took its address)
             Bar b;
             b.phase = e.phase;
             b.taskId = e.taskId;
@@ -87,15 +87,32 @@ void FleetModel::addEvents(const QList<session::FleetEvent>& events) {
 }
 
 void FleetModel::setQueue(const session::DeviceQueueSnapshot& snapshot) {
-    if (snapshot.keys == m_queue) return;
+    bool any = snapshot.keys != m_queue;
     m_queue = snapshot.keys;
-    Q_EMIT changed();
+    if (!m_jobTracker.isEmpty() && snapshot.tracker == m_jobTracker) {
+        for (Device& d : m_devices) {
+            if (!d.name.contains(QLatin1Char(':'))) continue;  // the host builder, the local sandbox
+            bool listed = false;
+            for (const auto& srv : snapshot.servers) listed |= srv.address == d.name;
+            d.missing = listed ? 0 : d.missing + 1;
+            if (!listed && d.missing >= 2 && !d.lost) {
+                d.lost = d.goneFromTracker = true;
+                d.lostAtS = m_latestS;
+                d.lostWhy = tr("no longer registered with the tracker %1").arg(m_jobTracker);
+                any = true;
+            } else if (listed && d.goneFromTracker) {
+                d.lost = d.goneFromTracker = false;
+                any = true;
+            }
+        }
+    }
+    if (any) Q_EMIT changed();
 }
 
 QStringList FleetModel::keys() const {
     QStringList out;
     for (const Device& d : m_devices)
-        if (!out.contains(d.key)) out.append(d.key);
+        if (!out.contains(d.key) && d.name != QLatin1String("host")) out.append(d.key);  // builds are not a device key
     for (const auto& q : m_queue)
         if (!out.contains(q.key)) out.append(q.key);
     return out;

@@ -37,9 +37,11 @@ public:
         int runs = 0;       ///< finished run steps
         int errors = 0;     ///< finished steps with an error
         int timeouts = 0;   ///< runs that timed out (RUN_TIMEOUT)
-        bool lost = false;  ///< broke off (the engine recorded its candidate as an error)
+        bool lost = false;  ///< broke off (the engine recorded its candidate as an error), or left the tracker
         double lostAtS = -1;
         QString lostWhy;
+        bool goneFromTracker = false;  ///< lost because the job's tracker no longer lists it
+        int missing = 0;               ///< consecutive tracker snapshots without it
     };
 
     explicit FleetModel(QObject* parent = nullptr);
@@ -48,16 +50,21 @@ public:
     void clear();
     /// Adds a batch of events of job `jobId` (events of other jobs are dropped); changed() follows.
     void addEvents(const QList<session::FleetEvent>& events);
-    /// Per-key free/pending (and busy = total - free) from the tracker; changed() follows.
+    /// Per-key free/pending (and busy = total - free) from the tracker; changed() follows. When the
+    /// snapshot is of the job's tracker, an RPC device it no longer lists (twice in a row: a device
+    /// may re-register between sessions) is marked lost, and unmarked when it is listed again.
     void setQueue(const session::DeviceQueueSnapshot& snapshot);
     void setJobId(quint64 jobId) { m_jobId = jobId; }
+    /// "host:port" of the tracker the job measures through (empty: it uses none).
+    void setJobTracker(const QString& hostPort) { m_jobTracker = hostPort; }
 
     /// Devices in the order first seen, the host builder first.
     const QList<Device>& devices() const { return m_devices; }
     int deviceIndex(const QString& name) const { return m_index.value(name, -1); }
     /// The latest time any event mentions (s on the job's clock).
     double latestS() const { return m_latestS; }
-    /// Devices per key, and the tracker's queue row of it (total 0 when the tracker has no such key).
+    /// The device keys measured on or listed by the tracker (not the host builder's), and the
+    /// tracker's queue row of a key (total 0 when the tracker has no such key).
     QStringList keys() const;
     session::DeviceKeyRow queueRow(const QString& key) const;
     /// Run steps of `key` finished within the last 60 s of the job's clock, per minute.
@@ -76,6 +83,7 @@ private:
     QHash<QString, int> m_index;
     QList<session::DeviceKeyRow> m_queue;
     quint64 m_jobId = 0;
+    QString m_jobTracker;
     double m_latestS = 0;
 };
 
