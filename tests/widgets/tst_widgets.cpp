@@ -579,7 +579,7 @@ private Q_SLOTS:
         QCOMPARE(w.taskModel()->headerData(models::TaskTableModel::LatencyColumn, Qt::Horizontal).toString(),
                  QStringLiteral("延迟 (ms)"));
         QCOMPARE(w.startButton()->text(), QStringLiteral("开始"));
-        QCOMPARE(w.fleetPanel()->startButton()->text(), QStringLiteral("启动设备集群"));
+        QTRY_COMPARE(w.fleetPanel()->startButton()->text(), QStringLiteral("启动设备集群"));  // on LanguageChange
         QVERIFY(findAction(w.menuBar(), QStringLiteral("退出(&Q)")));
         QAction* en = findAction(w.menuBar(), QStringLiteral("English"));
         QVERIFY(en);
