@@ -589,6 +589,27 @@ private Q_SLOTS:
         QCOMPARE(w.startButton()->text(), QStringLiteral("Start"));
     }
 
+    // A target set before the language changes (tunebench --lang zh_CN --target ...: the
+    // LanguageChange event arrives after setJob) survives the retranslation of the host item.
+    void testLanguageSwitchKeepsTheTarget() {
+        session::TuningSession s;
+        widgets::MainWindow w(&s, nullptr);
+        QVERIFY(w.setLanguage(QStringLiteral("zh_CN")));
+        session::TuningJob j = w.job();
+        j.target = QStringLiteral("llvm -mtriple=aarch64-linux-gnu -mattr=+neon");
+        w.setJob(j);
+        QCoreApplication::processEvents();  // the posted LanguageChange
+        QCOMPARE(w.job().target, j.target);
+        QVERIFY(w.setLanguage(QStringLiteral("en")));
+        QCoreApplication::processEvents();
+        QCOMPARE(w.job().target, j.target);
+        j.target.clear();  // the host stays the host, named in the new language
+        w.setJob(j);
+        QVERIFY(w.setLanguage(QStringLiteral("zh_CN")));
+        QCoreApplication::processEvents();
+        QCOMPARE(w.job().target, QString());
+    }
+
     void testLogInspector_data() {
         QTest::addColumn<QString>("path");
         QTest::addColumn<QString>("format");
