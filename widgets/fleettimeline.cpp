@@ -180,7 +180,9 @@ void FleetTimeline::paintEvent(QPaintEvent*) {
         const double x = xOf(t);
         const QString label = t >= 120 && std::fmod(t, 60) == 0 ? tr("%1 min").arg(t / 60) : tr("%1 s").arg(t);
         p.setPen(pal.color(QPalette::Text));
-        p.drawText(QRectF(x - 40, 0, 80, h), Qt::AlignCenter, label);
+        // Centred on its tick, but inside the widget (the last tick sits at the right edge).
+        const double lw = fm.horizontalAdvance(label) + 4;
+        p.drawText(QRectF(std::min(x - lw / 2, width() - lw - 2), 0, lw, h), Qt::AlignCenter, label);
         p.setPen(grid);
         p.drawLine(QPointF(x, h), QPointF(x, height()));
     }
