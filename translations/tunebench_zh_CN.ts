@@ -389,18 +389,6 @@
         <translation>日志：%1</translation>
     </message>
     <message>
-        <source>build</source>
-        <translation>构建</translation>
-    </message>
-    <message>
-        <source>upload</source>
-        <translation>上传</translation>
-    </message>
-    <message>
-        <source>run</source>
-        <translation>运行</translation>
-    </message>
-    <message>
         <source>error</source>
         <translation>错误</translation>
     </message>

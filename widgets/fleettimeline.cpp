@@ -125,7 +125,7 @@ QString FleetTimeline::barText(int row, int bar) const {
     const auto& d = m_model->devices().value(row);
     if (bar < 0 || bar >= d.bars.size()) return {};
     const models::FleetModel::Bar& b = d.bars[bar];
-    const QString phase = b.phase == E::Build ? tr("build") : b.phase == E::Upload ? tr("upload") : tr("run");
+    const QString phase = phaseName(b.phase);
     QString text = tr("%1 (%2)").arg(d.name, d.key) + QLatin1Char('\n');
     text += b.taskId >= 0 ? tr("Task %1, candidate %2 of batch %3").arg(b.taskId).arg(b.candidate).arg(b.batch)
                           : tr("Candidate %1 of batch %2").arg(b.candidate).arg(b.batch);
@@ -137,6 +137,10 @@ QString FleetTimeline::barText(int row, int bar) const {
     if (b.endS >= 0 && b.errorNo != 0)
         text += QLatin1Char('\n') + tr("Error %1: %2").arg(b.errorNo).arg(b.message.left(300));
     return text;
+}
+
+QString FleetTimeline::phaseName(int phase) {
+    return phase == E::Build ? tr("build") : phase == E::Upload ? tr("upload") : tr("run");
 }
 
 bool FleetTimeline::event(QEvent* e) {
@@ -357,11 +361,11 @@ QString FleetPanel::summaryText() const { return m_summary->text(); }
 void FleetPanel::updateSummary() {
     int lost = 0;
     for (const auto& d : m_model->devices()) lost += d.lost ? 1 : 0;
-    QString text = swatch(phaseColor(E::Build)) + QLatin1Char(' ') + tr("build") + QStringLiteral(" &nbsp; ") +
-                   swatch(phaseColor(E::Upload)) + QLatin1Char(' ') + tr("upload") + QStringLiteral(" &nbsp; ") +
-                   swatch(phaseColor(E::Run)) + QLatin1Char(' ') + tr("run") + QStringLiteral(" &nbsp; ") +
-                   swatch(errorColor()) + QLatin1Char(' ') + tr("error") + QStringLiteral(" &nbsp; ") +
-                   swatch(timeoutColor()) + QLatin1Char(' ') + tr("timeout");
+    QString text;
+    for (int phase : {E::Build, E::Upload, E::Run})
+        text += swatch(phaseColor(phase)) + QLatin1Char(' ') + FleetTimeline::phaseName(phase) + QStringLiteral(" &nbsp; ");
+    text += swatch(errorColor()) + QLatin1Char(' ') + tr("error") + QStringLiteral(" &nbsp; ") + swatch(timeoutColor()) +
+            QLatin1Char(' ') + tr("timeout");
     if (lost > 0) text += QStringLiteral(" &nbsp; <b style=\"color:%1\">").arg(errorColor().name()) +
                           tr("%n device(s) lost", nullptr, lost).toHtmlEscaped() + QStringLiteral("</b>");
     m_summary->setText(text);

@@ -40,6 +40,8 @@ public:
     QString barText(int row, int bar) const;
     /// The time span the strip shows (s on the job's clock).
     double spanS() const;
+    /// "build", "upload", "run" (FleetEvent::Phase), translated.
+    static QString phaseName(int phase);
 
 protected:
     void paintEvent(QPaintEvent*) override;
