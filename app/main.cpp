@@ -51,6 +51,15 @@ int main(int argc, char** argv) {
     QCommandLineOption lang(QStringLiteral("lang"), QStringLiteral("User interface language: en or zh_CN (default: the system's)."),
                             QStringLiteral("LOCALE"));
     QCommandLineOption noTracker(QStringLiteral("no-tracker"), QStringLiteral("Do not start the local tracker and server."));
+    QCommandLineOption fleetArm(QStringLiteral("fleet-arm"),
+                                QStringLiteral("Start N emulated ARM boards (key rasp4b-64) with the local tracker."),
+                                QStringLiteral("N"), QStringLiteral("0"));
+    QCommandLineOption fleetHost(QStringLiteral("fleet-host"),
+                                 QStringLiteral("Start N sandboxed host servers (key local) with the local tracker."),
+                                 QStringLiteral("N"), QStringLiteral("0"));
+    QCommandLineOption key(QStringLiteral("key"),
+                           QStringLiteral("Measure on the devices of KEY through the local tracker (RPC runner)."),
+                           QStringLiteral("KEY"));
     QCommandLineOption inspect(QStringLiteral("inspect"), QStringLiteral("Open the log inspector on a TVM tuning log."),
                                QStringLiteral("LOG"));
     QCommandLineOption compare(QStringLiteral("compare"),
@@ -61,8 +70,8 @@ int main(int argc, char** argv) {
     QCommandLineOption shotAfter(QStringLiteral("screenshot-after"),
                                  QStringLiteral("Seconds to wait before the screenshot (default 30)."),
                                  QStringLiteral("S"), QStringLiteral("30"));
-    p.addOptions({autostart, network, onnx, trials, perRound, costModel, target, log, resume, lang, noTracker, inspect, compare,
-                  shot, shotAfter});
+    p.addOptions({autostart, network, onnx, trials, perRound, costModel, target, log, resume, lang, noTracker, fleetArm,
+                  fleetHost, key, inspect, compare, shot, shotAfter});
     {
         // --help and --version need no display: answer them before the GUI application exists
         // (it aborts without one). Errors wait for it: Qt's own options (-platform ...) are
@@ -114,16 +123,39 @@ int main(int argc, char** argv) {
     if (!p.isSet(noTracker)) {
         // The embedded default: a tracker on a free loopback port and one sandboxed server `local`.
         QObject::connect(&tracker, &tb::session::TrackerMonitor::localTrackerStarted, &window,
-                         [&window](const QString& host, int port) {
+                         [&window, deviceKey = p.value(key)](const QString& host, int port) {
                              tb::session::TuningJob j = window.job();
                              j.trackerHost = host;
                              j.trackerPort = port;
-                             j.deviceKey = QStringLiteral("local");
+                             j.deviceKey = deviceKey.isEmpty() ? QStringLiteral("local") : deviceKey;
+                             if (!deviceKey.isEmpty()) j.runner = QStringLiteral("rpc");
                              window.setJob(j);
                          });
         tracker.startLocalFleet();
+        // A device fleet beside it (issue 21): child processes registering with that tracker.
+        const int arm = p.value(fleetArm).toInt(), hosts = p.value(fleetHost).toInt();
+        if (arm > 0 || hosts > 0) {
+            tracker.startDeviceFleet(hosts, arm);
+            window.showFleetPanel();
+        }
     }
-    if (p.isSet(autostart)) QTimer::singleShot(0, &window, [&window] { window.startTuning(); });
+    if (p.isSet(autostart) && p.isSet(key) && !p.isSet(noTracker)) {
+        // Measuring on a fleet: start once its devices of that key have registered.
+        const QString k = p.value(key);
+        const int wanted = std::max(1, k == tb::session::TrackerMonitor::armKey()    ? p.value(fleetArm).toInt()
+                                       : k == tb::session::TrackerMonitor::hostKey() ? p.value(fleetHost).toInt() + 1
+                                                                                     : 1);
+        QObject::connect(&tracker, &tb::session::TrackerMonitor::queueChanged, &window,
+                         [&window, k, wanted, started = false](const tb::session::DeviceQueueSnapshot& s) mutable {
+                             int n = 0;
+                             for (const auto& srv : s.servers) n += srv.key == QStringLiteral("server:") + k ? 1 : 0;
+                             if (started || n < wanted) return;
+                             started = true;
+                             window.startTuning();
+                         });
+    } else if (p.isSet(autostart)) {
+        QTimer::singleShot(0, &window, [&window] { window.startTuning(); });
+    }
     if (p.isSet(inspect)) {
         tb::widgets::LogInspector* inspector = window.openLogInspector(p.value(inspect));
         if (p.isSet(compare)) inspector->openLog(p.value(compare), true);

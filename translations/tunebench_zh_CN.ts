@@ -21,6 +21,52 @@
     </message>
 </context>
 <context>
+    <name>tb::models::FleetKeyStatsModel</name>
+    <message>
+        <source>Key</source>
+        <translation>键</translation>
+    </message>
+    <message>
+        <source>Devices</source>
+        <translation>设备数</translation>
+    </message>
+    <message>
+        <source>Free</source>
+        <translation>空闲</translation>
+    </message>
+    <message>
+        <source>Busy</source>
+        <translation>忙碌</translation>
+    </message>
+    <message>
+        <source>Pending</source>
+        <translation>排队</translation>
+    </message>
+    <message>
+        <source>Runs</source>
+        <translation>运行次数</translation>
+    </message>
+    <message>
+        <source>Errors</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <source>Runs/min</source>
+        <translation>每分钟运行</translation>
+    </message>
+    <message>
+        <source>Lost</source>
+        <translation>丢失</translation>
+    </message>
+</context>
+<context>
+    <name>tb::models::FleetModel</name>
+    <message>
+        <source>no longer registered with the tracker %1</source>
+        <translation>已不再在跟踪器 %1 注册</translation>
+    </message>
+</context>
+<context>
     <name>tb::models::MeasurementModel</name>
     <message>
         <source>Trial</source>
@@ -170,6 +216,10 @@
         <source>Tracker %1:%2 unreachable: %3</source>
         <translation>无法连接跟踪器 %1:%2：%3</translation>
     </message>
+    <message>
+        <source>Could not start a device: %1</source>
+        <translation>无法启动设备：%1</translation>
+    </message>
 </context>
 <context>
     <name>tb::session::TuningSession</name>
@@ -270,6 +320,142 @@
     <message>
         <source>(the best schedule could not be compiled: %1)</source>
         <translation>（无法编译最佳调度：%1）</translation>
+    </message>
+</context>
+<context>
+    <name>tb::widgets::FleetPanel</name>
+    <message>
+        <source>ARM boards</source>
+        <translation>ARM 开发板</translation>
+    </message>
+    <message>
+        <source>Host servers</source>
+        <translation>主机服务器</translation>
+    </message>
+    <message>
+        <source>Start fleet</source>
+        <translation>启动设备集群</translation>
+    </message>
+    <message>
+        <source>Start emulated AArch64 boards (qemu, key %1) and sandboxed host servers (key %2), each a separate process registering with the tracker watched in the tracker panel</source>
+        <translation>启动模拟的 AArch64 开发板（qemu，键 %1）和沙箱化的主机服务器（键 %2），每个都是独立进程，向跟踪器面板所监视的跟踪器注册</translation>
+    </message>
+    <message>
+        <source>Add ARM board</source>
+        <translation>添加 ARM 开发板</translation>
+    </message>
+    <message>
+        <source>Add host server</source>
+        <translation>添加主机服务器</translation>
+    </message>
+    <message>
+        <source>Stop device</source>
+        <translation>停止设备</translation>
+    </message>
+    <message>
+        <source>Stop the device selected in the list (also while tuning runs: its candidate is recorded as an error)</source>
+        <translation>停止列表中选中的设备（调优运行时也可以：其正在测量的候选记为错误）</translation>
+    </message>
+    <message>
+        <source>Device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>Key</source>
+        <translation>键</translation>
+    </message>
+    <message>
+        <source>State</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>ARM board %1</source>
+        <translation>ARM 开发板 %1</translation>
+    </message>
+    <message>
+        <source>Host server %1</source>
+        <translation>主机服务器 %1</translation>
+    </message>
+    <message>
+        <source>running (pid %1)</source>
+        <translation>运行中（pid %1）</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>Log: %1</source>
+        <translation>日志：%1</translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <source>timeout</source>
+        <translation>超时</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n device(s) lost</source>
+        <translation>
+            <numerusform>%n 台设备丢失</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>tb::widgets::FleetTimeline</name>
+    <message>
+        <source>No device has measured yet</source>
+        <translation>尚无设备进行测量</translation>
+    </message>
+    <message>
+        <source>build</source>
+        <translation>构建</translation>
+    </message>
+    <message>
+        <source>upload</source>
+        <translation>上传</translation>
+    </message>
+    <message>
+        <source>run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <source>Task %1, candidate %2 of batch %3</source>
+        <translation>任务 %1，第 %3 批的候选 %2</translation>
+    </message>
+    <message>
+        <source>Candidate %1 of batch %2</source>
+        <translation>第 %2 批的候选 %1</translation>
+    </message>
+    <message>
+        <source>%1: %2 s, from %3 s to %4 s</source>
+        <translation>%1：%2 秒，从 %3 秒到 %4 秒</translation>
+    </message>
+    <message>
+        <source>%1: running since %2 s</source>
+        <translation>%1：自 %2 秒起运行中</translation>
+    </message>
+    <message>
+        <source>Error %1: %2</source>
+        <translation>错误 %1：%2</translation>
+    </message>
+    <message>
+        <source>Lost at %1 s: %2</source>
+        <translation>于 %1 秒丢失：%2</translation>
+    </message>
+    <message>
+        <source>%1 min</source>
+        <translation>%1 分钟</translation>
+    </message>
+    <message>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
     </message>
 </context>
 <context>
@@ -747,6 +933,10 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
         <translation>
             <numerusform>将在本轮结束后暂停：已测量 %n 次试验</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Device fleet</source>
+        <translation>设备集群</translation>
     </message>
 </context>
 <context>

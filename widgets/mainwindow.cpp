@@ -35,8 +35,10 @@
 #include "app/session/trackermonitor.h"
 #include "app/session/tuningsession.h"
 #include "widgets/dagview.h"
+#include "widgets/fleettimeline.h"
 #include "widgets/latencychart.h"
 #include "widgets/loginspector.h"
+#include "widgets/models/fleetmodel.h"
 #include "widgets/models/measurementmodel.h"
 #include "widgets/models/tasktablemodel.h"
 #include "widgets/setupwidget.h"
@@ -129,6 +131,7 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
     m_chart = new LatencyChart(this);
     m_dagView = new DagView(this);
     m_tracker = new TrackerPanel(this);
+    m_fleet = new FleetPanel(this);
     m_measureView = new QTableView(this);
     m_measureView->setModel(m_measureModel);
     m_measureView->verticalHeader()->hide();
@@ -161,6 +164,7 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
     m_bottomTabs = new QTabWidget(this);
     m_bottomTabs->addTab(m_log, QString());
     m_bottomTabs->addTab(m_measureView, QString());
+    m_bottomTabs->addTab(m_fleet, QString());
     auto* central = new QSplitter(Qt::Vertical, this);
     central->addWidget(m_taskView);
     central->addWidget(midRow);
@@ -240,6 +244,7 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
         updateStatus();
     });
     connect(m_session, &session::TuningSession::progressChanged, m_progress, &QProgressBar::setValue);
+    connect(m_session, &session::TuningSession::fleetEventsAvailable, m_fleet->model(), &models::FleetModel::addEvents);
     connect(m_session, &session::TuningSession::dagAvailable, this, [this](const session::DagSnapshot& d) {
         if (d.taskId == m_selectedTask) m_dagView->setDag(d);
     });
@@ -283,6 +288,11 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
                 &session::TrackerMonitor::startLocalFleet);
         connect(m_trackerMonitor, &session::TrackerMonitor::queueChanged, m_tracker, &TrackerPanel::showSnapshot);
         connect(m_trackerMonitor, &session::TrackerMonitor::statusChanged, m_tracker, &TrackerPanel::showStatus);
+        connect(m_trackerMonitor, &session::TrackerMonitor::queueChanged, m_fleet->model(), &models::FleetModel::setQueue);
+        connect(m_trackerMonitor, &session::TrackerMonitor::fleetChanged, m_fleet, &FleetPanel::showFleet);
+        connect(m_fleet, &FleetPanel::startFleetRequested, m_trackerMonitor, &session::TrackerMonitor::startDeviceFleet);
+        connect(m_fleet, &FleetPanel::addDeviceRequested, m_trackerMonitor, &session::TrackerMonitor::addDevice);
+        connect(m_fleet, &FleetPanel::stopDeviceRequested, m_trackerMonitor, &session::TrackerMonitor::stopDevice);
         connect(m_trackerMonitor, &session::TrackerMonitor::localTrackerStarted, this, [this](const QString& host, int port) {
             m_tracker->setTrackerAddress(QStringLiteral("%1:%2").arg(host).arg(port));
         });
@@ -337,6 +347,7 @@ void MainWindow::retranslate() {
     m_stop->setToolTip(tr("Stop after the current round (every measured record is kept)"));
     m_bottomTabs->setTabText(0, tr("Engine log"));
     m_bottomTabs->setTabText(1, tr("Measurements"));
+    m_bottomTabs->setTabText(2, tr("Device fleet"));
     m_fileMenu->setTitle(tr("&File"));
     m_inspectorAction->setText(tr("Open &Log Inspector…"));
     m_quitAction->setText(tr("&Quit"));
@@ -408,6 +419,20 @@ void MainWindow::startTuning() {
     m_resumeBytes = j.resume ? QFileInfo(j.logPath).size() : -1;
     m_lastLogPath = j.logPath;
     m_session->start(j);
+    m_fleet->model()->setJobId(m_session->jobId());
+    m_fleet->model()->setJobTracker(j.runner == QLatin1String("rpc") ? QStringLiteral("%1:%2").arg(j.trackerHost).arg(j.trackerPort)
+                                                                     : QString());
+    m_fleet->model()->clear();
+}
+
+void MainWindow::showFleetPanel() {
+    m_bottomTabs->setCurrentWidget(m_fleet);
+    // The strip needs a row per device: give the bottom row of the centre more height.
+    if (auto* central = qobject_cast<QSplitter*>(centralWidget())) {
+        QList<int> sizes = central->sizes();
+        const int total = sizes.value(0) + sizes.value(1) + sizes.value(2);
+        if (sizes.size() == 3 && total > 0) central->setSizes({total * 30 / 100, total * 35 / 100, total * 35 / 100});
+    }
 }
 
 void MainWindow::loadResumedHistory(const QList<session::TaskRow>& tasks) {

@@ -35,6 +35,7 @@ class TrackerMonitor;
 namespace tb::widgets {
 
 class DagView;
+class FleetPanel;
 class LatencyChart;
 class LogInspector;
 class SetupWidget;
@@ -64,6 +65,9 @@ public:
     LatencyChart* chart() const { return m_chart; }
     DagView* dagView() const { return m_dagView; }
     TrackerPanel* trackerPanel() const { return m_tracker; }
+    FleetPanel* fleetPanel() const { return m_fleet; }
+    /// Brings the device fleet's tab (timeline, per-key table, controls) to the front.
+    void showFleetPanel();
     SetupWidget* setupWidget() const { return m_setup; }
     QPushButton* startButton() const { return m_start; }
     QPushButton* pauseButton() const { return m_pause; }
@@ -102,6 +106,7 @@ private:
     LatencyChart* m_chart;
     DagView* m_dagView;
     TrackerPanel* m_tracker;
+    FleetPanel* m_fleet;
     QTabWidget* m_bottomTabs;
     QPlainTextEdit* m_log;
     QPushButton* m_start;

@@ -249,9 +249,11 @@ void SetupWidget::retranslate() {
     m_tgtBox->setTitle(tr("Target"));
     setRowLabel(m_tgtForm, m_target, tr("Target"));
     // Item 0 is the host: keep it selected across a language change when it was.
+    // Renaming the current item replaces the edit text, which may be a typed target: keep it.
     const bool host = isHostTarget();
+    const QString typed = m_target->currentText();
     m_target->setItemText(0, tr("Host CPU"));
-    if (host) m_target->setEditText(m_target->itemText(0));
+    m_target->setEditText(host ? m_target->itemText(0) : typed);
     updateTargetPopupWidth();
     m_target->setToolTip(tr("A TVM target string, e.g. llvm -mcpu=znver4 or llvm -mtriple=aarch64-linux-gnu -mattr=+neon"));
     m_searchBox->setTitle(tr("Search"));

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // `tunebench-cli fleet up`: a device fleet on this machine in one command (issue 21). This
 // process runs the tracker (rpc::Tracker, as `tunebench-cli tracker` does) and starts, as child
-// processes, N sandboxed host servers (`tunebench-cli rpc-server --key <key-local>`) and N
-// emulated ARM boards (`scripts/arm-board -n N --key <key-arm>`, qemu-aarch64). Once every device
+// processes (session::DeviceFleet, which the window's fleet controls use too), N sandboxed host
+// servers (`tunebench-cli rpc-server --key <key-local>`) and N emulated ARM boards (one
+// `scripts/arm-board -n 1 --key <key-arm>` each, qemu-aarch64). Once every device
 // has registered (or --wait-seconds passed) it prints the tracker address and the
 // `query-tracker` tables, then waits for Ctrl-C / SIGTERM (or --for-seconds, for scripts) and
 // stops every child: SIGTERM, then SIGKILL after 10 s. Children's output goes to --log-dir.
@@ -11,60 +12,22 @@
 //   tunebench-cli tune --runner rpc --tracker 127.0.0.1:9190 --key local ...
 #include <QCommandLineParser>
 
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include "app/cli/commands.h"
+#include "app/session/devicefleet.h"
 #include "engine/rpc/tracker.h"
 #include "engine/rpc/tracker_client.h"
 #include "engine/support/error.h"
 #include "engine/support/process.h"
 
-extern char** environ;
-
 namespace tb::cli {
 
 namespace {
 
-namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-struct Child {
-    std::string name;  // "local server 0", "ARM boards"
-    std::string log;
-    pid_t pid = -1;
-};
-
-// SIGTERM to every live child, then SIGKILL to those still there after `graceS` seconds.
-void stopChildren(std::vector<Child>& children, double graceS) {
-    for (const Child& c : children)
-        if (c.pid > 0) ::kill(c.pid, SIGTERM);
-    const auto deadline = Clock::now() + std::chrono::milliseconds(long(graceS * 1000));
-    for (Child& c : children) {
-        while (c.pid > 0) {
-            int status = 0;
-            const pid_t r = ::waitpid(c.pid, &status, WNOHANG);
-            if (r == c.pid || (r < 0 && errno != EINTR)) {
-                c.pid = -1;
-            } else if (Clock::now() >= deadline) {
-                std::fprintf(stderr, "fleet: %s (pid %d) ignored SIGTERM; killing it\n", c.name.c_str(), int(c.pid));
-                ::kill(c.pid, SIGKILL);
-                ::waitpid(c.pid, &status, 0);
-                c.pid = -1;
-            } else {
-                std::this_thread::sleep_for(std::chrono::milliseconds(50));
-            }
-        }
-    }
-}
 
 int countServers(const rpc::TrackerSummary& s, const std::string& key) {
     int n = 0;
@@ -126,21 +89,9 @@ int runUp(const QStringList& args) {
             << "device key '" << k << "' must be non-empty without whitespace";
     }
 
-    std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    TB_USER_CHECK(!ec) << "cannot locate tunebench-cli itself: " << ec.message();
-    const fs::path armScript = exe.parent_path() / ".." / ".." / "scripts" / "arm-board";  // build/bin -> repo
-    if (nArm > 0) {
-        TB_USER_CHECK(::access(armScript.c_str(), X_OK) == 0)
-            << "--arm needs scripts/arm-board of the source tree (looked for " << armScript.string() << ")";
-    }
-    std::string logDir = p.value(QStringLiteral("log-dir")).toStdString();
-    if (logDir.empty()) {
-        const char* tmp = std::getenv("TMPDIR");
-        logDir = std::string(tmp && *tmp ? tmp : "/tmp") + "/tunebench-fleet-" + std::to_string(::getpid());
-    }
-    fs::create_directories(logDir, ec);
-    TB_USER_CHECK(!ec) << "cannot create the log directory " << logDir << ": " << ec.message();
+    session::FleetPaths paths = session::FleetPaths::defaults();
+    if (p.isSet(QStringLiteral("log-dir"))) paths.logDir = p.value(QStringLiteral("log-dir")).toStdString();
+    const std::string& logDir = paths.logDir;
 
     const StopSignals signals;  // before the tracker thread starts
     rpc::TrackerOptions to;
@@ -156,44 +107,18 @@ int runUp(const QStringList& args) {
     }
     const std::string trackerAddr = host + ":" + std::to_string(tracker.port());
 
-    std::vector<Child> children;
     int rc = 0;
-    try {
-        for (int i = 0; i < nLocal; ++i) {
-            Child c{"local server " + std::to_string(i), logDir + "/local-" + std::to_string(i) + ".log"};
-            c.pid = spawnLogged({exe.string(), "rpc-server", "--tracker", trackerAddr, "--key", keyLocal, "--host", host,
-                                "--num-threads", std::to_string(threads)},
-                               c.log);
-            children.push_back(c);
-        }
-        if (nArm > 0) {
-            Child c{"ARM boards", logDir + "/arm-board.log"};
-            c.pid = spawnLogged({"/bin/bash", armScript.string(), "-n", std::to_string(nArm), "--tracker", trackerAddr,
-                                "--key", keyArm, "--host", host, "--build-dir", (exe.parent_path() / ".." / "aarch64").string(),
-                                "--log-dir", logDir},
-                               c.log);
-            children.push_back(c);
-        }
-    } catch (...) {
-        stopChildren(children, 10);
-        throw;
-    }
+    session::DeviceFleet fleet(paths, trackerAddr, host);  // stops its devices when it goes
+    for (int i = 0; i < nLocal; ++i) fleet.add(session::DeviceFleet::Kind::Local, keyLocal, threads);
+    for (int i = 0; i < nArm; ++i) fleet.add(session::DeviceFleet::Kind::Arm, keyArm);
 
-    // Reaps children that ended by themselves (a port clash, a missing tool): reported, not fatal.
+    // Devices that ended by themselves (a port clash, a missing tool): reported, not fatal.
     auto reap = [&] {
-        for (Child& c : children) {
-            int status = 0;
-            if (c.pid > 0 && ::waitpid(c.pid, &status, WNOHANG) == c.pid) {
-                std::fprintf(stderr, "fleet: %s (pid %d) %s; see %s\n", c.name.c_str(), int(c.pid),
-                             describeWaitStatus(status).c_str(), c.log.c_str());
-                c.pid = -1;
-            }
-        }
+        for (const auto& d : fleet.reap())
+            std::fprintf(stderr, "fleet: %s %s; see %s\n", d.name.c_str(), d.ended.c_str(), d.log.c_str());
     };
     auto alive = [&] {
-        for (const Child& c : children)
-            if (c.pid > 0) return true;
-        return false;
+        return fleet.running(session::DeviceFleet::Kind::Local) + fleet.running(session::DeviceFleet::Kind::Arm) > 0;
     };
 
     // Wait for the devices to register.
@@ -208,7 +133,6 @@ int runUp(const QStringList& args) {
             summary = rpc::TrackerSession::connect(host == "0.0.0.0" ? "127.0.0.1" : host, tracker.port(), co).summary();
         } catch (const rpc::RpcError& e) {
             std::fprintf(stderr, "error: cannot query the tracker at %s: %s\n", trackerAddr.c_str(), e.what());
-            stopChildren(children, 10);
             return 1;
         }
         reap();
@@ -238,7 +162,7 @@ int runUp(const QStringList& args) {
             return forS < 0 || Clock::now() < until;
         });
     }
-    stopChildren(children, 10);
+    fleet.stopAll(10);
     tracker.stop();
     std::printf("Fleet stopped\n");
     return rc;

@@ -148,6 +148,26 @@ MeasureRow measureRow(const tuning::MeasuredTrial& trial, double flop, double el
     return r;
 }
 
+FleetEvent fleetEvent(const measure::MeasureEvent& e, const std::unordered_map<std::string, int>& taskOfKey,
+                      double jobStartEpoch, quint64 jobId) {
+    using K = measure::MeasureEvent::Kind;
+    using P = measure::MeasureEvent::Phase;
+    FleetEvent f;
+    f.kind = e.kind == K::Started ? FleetEvent::Started : e.kind == K::Finished ? FleetEvent::Finished : FleetEvent::DeviceLost;
+    f.phase = e.phase == P::Build ? FleetEvent::Build : e.phase == P::Upload ? FleetEvent::Upload : FleetEvent::Run;
+    f.jobId = jobId;
+    if (const auto it = taskOfKey.find(e.workloadKey); it != taskOfKey.end()) f.taskId = it->second;
+    f.batch = e.batch;
+    f.candidate = e.candidate;
+    f.device = qstr(e.device);
+    f.deviceKey = qstr(e.deviceKey);
+    f.startS = e.startTime - jobStartEpoch;
+    f.endS = e.kind == K::Started ? -1 : e.endTime - jobStartEpoch;
+    f.errorNo = int(e.errorNo);
+    f.message = qstr(e.message.substr(0, 500));
+    return f;
+}
+
 LatencyPoint latencyPoint(const tuning::TaskScheduler& scheduler) {
     LatencyPoint p;
     p.trials = scheduler.totalTrials();

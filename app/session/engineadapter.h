@@ -6,9 +6,11 @@
 #include <QString>
 
 #include <string>
+#include <unordered_map>
 
 #include "app/session/snapshots.h"
 #include "engine/codegen/target.h"
+#include "engine/measure/measure.h"
 #include "engine/schedule/loop_state.h"
 #include "engine/te/compute_dag.h"
 #include "engine/tuning/network_tuner.h"
@@ -31,6 +33,12 @@ QList<TaskRow> taskRows(const tuning::NetworkTuner& tuner, int tuningTask);
 
 /// One measured trial; `flop` is the task's FLOP count, `elapsedS` the job's clock.
 MeasureRow measureRow(const tuning::MeasuredTrial& trial, double flop, double elapsedS);
+
+/// One build or device step for the fleet timeline: times relative to `jobStartEpoch` (seconds
+/// since the Unix epoch when the job's engine objects were built), the task found by the
+/// candidate's workload key in `taskOfKey` (-1 when absent).
+FleetEvent fleetEvent(const measure::MeasureEvent& e, const std::unordered_map<std::string, int>& taskOfKey,
+                      double jobStartEpoch, quint64 jobId);
 
 /// The estimated-total-latency point after a round.
 LatencyPoint latencyPoint(const tuning::TaskScheduler& scheduler);

@@ -68,6 +68,38 @@ struct DeviceQueueSnapshot {
     QList<ServerRow> servers;
 };
 
+/// One step of one candidate on one device (the engine's measure::MeasureEvent on the job's
+/// clock), for the fleet timeline: a build on this machine, an upload to a device, a run on it;
+/// or a device that broke off.
+struct FleetEvent {
+    enum Kind { Started, Finished, DeviceLost };
+    enum Phase { Build, Upload, Run };
+    int kind = Started;
+    int phase = Run;
+    quint64 jobId = 0;
+    int taskId = -1;          ///< the job's task the candidate belongs to; -1: unknown / none
+    qint64 batch = 0;         ///< the builder's / runner's batch counter
+    int candidate = -1;       ///< index into the batch
+    QString device;           ///< "127.0.0.1:9091" (an RPC device), "local sandbox", "host" (builds)
+    QString deviceKey;        ///< "rasp4b-64", "local", "builder"
+    double startS = 0;        ///< seconds since the job started
+    double endS = -1;         ///< Finished / DeviceLost: seconds since the job started; < 0 while running
+    int errorNo = 0;          ///< TVM MeasureErrorNO
+    QString message;
+};
+
+/// A device the window started (session::DeviceFleet): a child process registering with a tracker.
+struct FleetDeviceRow {
+    int id = -1;
+    QString name;             ///< "ARM board 0", "host server 1" (English: the engine's names)
+    bool arm = false;         ///< an emulated AArch64 board (else a sandboxed host server)
+    QString key;              ///< device key
+    qint64 pid = -1;          ///< -1 once it ended
+    QString ended;            ///< how it ended; empty while running
+    QString log;
+    bool operator==(const FleetDeviceRow&) const = default;
+};
+
 /// A task's compute DAG for the DAG view: stages (in TVM stage order), read edges, texts.
 struct DagSnapshot {
     quint64 jobId = 0;            ///< the job it belongs to (late answers of an old job are dropped)
@@ -178,6 +210,8 @@ Q_DECLARE_METATYPE(tb::session::TaskRow)
 Q_DECLARE_METATYPE(tb::session::MeasureRow)
 Q_DECLARE_METATYPE(tb::session::LatencyPoint)
 Q_DECLARE_METATYPE(tb::session::DeviceQueueSnapshot)
+Q_DECLARE_METATYPE(tb::session::FleetEvent)
+Q_DECLARE_METATYPE(tb::session::FleetDeviceRow)
 Q_DECLARE_METATYPE(tb::session::TuningJob)
 Q_DECLARE_METATYPE(tb::session::DagSnapshot)
 Q_DECLARE_METATYPE(tb::session::LogSnapshot)

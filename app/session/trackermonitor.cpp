@@ -7,6 +7,7 @@
 #include <atomic>
 #include <vector>
 
+#include "app/session/devicefleet.h"
 #include "engine/measure/sandbox_executor.h"
 #include "engine/rpc/rpc_server.h"
 #include "engine/rpc/tracker.h"
@@ -63,7 +64,56 @@ public:
         }
     }
 
+    FleetPaths fleetPaths = FleetPaths::defaults();
+
+    void startDeviceFleet(int hostServers, int armBoards) {
+        for (int i = 0; i < hostServers; ++i) addDevice(false);
+        for (int i = 0; i < armBoards; ++i) addDevice(true);
+    }
+
+    void addDevice(bool arm) {
+        try {
+            if (m_port <= 0) startFleet(TrackerMonitor::hostKey(), 0);  // a tracker to register with
+            if (m_port <= 0) return;  // it could not start (statusChanged said why)
+            // Devices register with the tracker watched now; a fleet of another tracker is stopped.
+            const std::string tracker = QStringLiteral("%1:%2").arg(m_host).arg(m_port).toStdString();
+            if (m_fleet && m_fleet->trackerAddress() != tracker) m_fleet.reset();
+            if (!m_fleet) m_fleet = std::make_unique<DeviceFleet>(fleetPaths, tracker);
+            m_fleet->add(arm ? DeviceFleet::Kind::Arm : DeviceFleet::Kind::Local,
+                         (arm ? TrackerMonitor::armKey() : TrackerMonitor::hostKey()).toStdString());
+        } catch (const std::exception& e) {
+            Q_EMIT statusChanged(tr("Could not start a device: %1").arg(QString::fromUtf8(e.what())));
+        }
+        emitFleet();
+    }
+
+    void stopDevice(int id) {
+        if (m_fleet && m_fleet->stop(id)) emitFleet();
+    }
+
+    void emitFleet() {
+        QList<FleetDeviceRow> rows;
+        if (m_fleet)
+            for (const auto& d : m_fleet->devices()) {
+                FleetDeviceRow r;
+                r.id = d.id;
+                r.name = QString::fromStdString(d.name);
+                r.arm = d.kind == DeviceFleet::Kind::Arm;
+                r.key = QString::fromStdString(d.key);
+                r.pid = d.pid;
+                r.ended = QString::fromStdString(d.ended);
+                r.log = QString::fromStdString(d.log);
+                rows.append(r);
+            }
+        Q_EMIT fleetChanged(rows);
+    }
+
     void stopAll() {
+        if (m_fleet) {
+            m_fleet->stopAll();
+            emitFleet();  // the listing says how each device ended
+            m_fleet.reset();
+        }
         if (m_timer) m_timer->stop();
         m_session.reset();
         for (auto& s : m_servers) s->stop();
@@ -77,9 +127,11 @@ Q_SIGNALS:
     void queueChanged(const tb::session::DeviceQueueSnapshot& snapshot);
     void statusChanged(const QString& status);
     void localTrackerStarted(const QString& host, int port);
+    void fleetChanged(const QList<tb::session::FleetDeviceRow>& devices);
 
 private:
     void poll() {
+        if (m_fleet && !m_fleet->reap().empty()) emitFleet();  // a device ended by itself
         try {
             if (!m_session || !m_session->connected()) {
                 rpc::ConnectOptions co;
@@ -122,10 +174,12 @@ private:
     std::unique_ptr<rpc::TrackerSession> m_session;
     std::unique_ptr<rpc::Tracker> m_tracker;
     std::vector<std::unique_ptr<rpc::RpcServer>> m_servers;
+    std::unique_ptr<DeviceFleet> m_fleet;
 };
 
 TrackerMonitor::TrackerMonitor(QObject* parent) : QObject(parent), m_thread(std::make_unique<QThread>()) {
     qRegisterMetaType<DeviceQueueSnapshot>();
+    qRegisterMetaType<QList<FleetDeviceRow>>();
     m_thread->setObjectName(QStringLiteral("TrackerMonitor"));
     m_poller = new TrackerPoller;
     m_poller->moveToThread(m_thread.get());
@@ -133,6 +187,7 @@ TrackerMonitor::TrackerMonitor(QObject* parent) : QObject(parent), m_thread(std:
     connect(m_poller, &TrackerPoller::queueChanged, this, &TrackerMonitor::queueChanged);
     connect(m_poller, &TrackerPoller::statusChanged, this, &TrackerMonitor::statusChanged);
     connect(m_poller, &TrackerPoller::localTrackerStarted, this, &TrackerMonitor::localTrackerStarted);
+    connect(m_poller, &TrackerPoller::fleetChanged, this, &TrackerMonitor::fleetChanged);
     m_thread->start();
 }
 
@@ -154,6 +209,20 @@ void TrackerMonitor::connectTo(const QString& host, int port) {
 void TrackerMonitor::startLocalFleet() { startFleet(QStringLiteral("local"), 1); }
 void TrackerMonitor::startFleet(const QString& key, int servers) {
     QMetaObject::invokeMethod(m_poller, [p = m_poller, key, servers] { p->startFleet(key, servers); });
+}
+void TrackerMonitor::setFleetPaths(const QString& cli, const QString& armScript, const QString& armBuildDir,
+                                   const QString& logDir) {
+    FleetPaths f{cli.toStdString(), armScript.toStdString(), armBuildDir.toStdString(), logDir.toStdString()};
+    QMetaObject::invokeMethod(m_poller, [p = m_poller, f] { p->fleetPaths = f; }, Qt::BlockingQueuedConnection);
+}
+void TrackerMonitor::startDeviceFleet(int hostServers, int armBoards) {
+    QMetaObject::invokeMethod(m_poller, [p = m_poller, hostServers, armBoards] { p->startDeviceFleet(hostServers, armBoards); });
+}
+void TrackerMonitor::addDevice(bool arm) {
+    QMetaObject::invokeMethod(m_poller, [p = m_poller, arm] { p->addDevice(arm); });
+}
+void TrackerMonitor::stopDevice(int id) {
+    QMetaObject::invokeMethod(m_poller, [p = m_poller, id] { p->stopDevice(id); });
 }
 void TrackerMonitor::stopAll() {
     QMetaObject::invokeMethod(m_poller, [p = m_poller] { p->stopAll(); }, Qt::BlockingQueuedConnection);

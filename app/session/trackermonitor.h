@@ -2,8 +2,10 @@
 #pragma once
 // Watches a device tracker (ours or TVM's) from the GUI: polls SUMMARY on a worker thread once a
 // second and emits flattened snapshots; can also start an in-process tracker with a fleet of local
-// RPC servers (the embedded default of DESIGN.md §4). Part of the session bridge: the only Qt
-// code that talks to engine/rpc.
+// RPC servers (the embedded default of DESIGN.md §4), and a fleet of device processes (sandboxed
+// host servers, emulated ARM boards: DeviceFleet) registering with the tracker it watches, one
+// device added or stopped at a time. Part of the session bridge: the only Qt code that talks to
+// engine/rpc.
 
 #include <QObject>
 #include <functional>
@@ -35,6 +37,12 @@ public:
     /// Host and port of the tracker started by startLocalFleet() (port 0 before).
     QString localTrackerHost() const;
     int localTrackerPort() const;
+    /// Where fleet devices' programs and logs are (default: session::FleetPaths::defaults()).
+    void setFleetPaths(const QString& cli, const QString& armScript, const QString& armBuildDir, const QString& logDir);
+
+    /// Device keys of the fleet's host servers and ARM boards.
+    static QString hostKey() { return QStringLiteral("local"); }
+    static QString armKey() { return QStringLiteral("rasp4b-64"); }
 
 public Q_SLOTS:
     void connectTo(const QString& host, int port);
@@ -42,12 +50,23 @@ public Q_SLOTS:
     /// then watches it.
     void startLocalFleet();
     void startFleet(const QString& key, int servers);
+    /// Starts `hostServers` sandboxed host servers and `armBoards` emulated ARM boards as child
+    /// processes registering with the tracker being watched (a local tracker is started first when
+    /// none is); fleetChanged follows.
+    void startDeviceFleet(int hostServers, int armBoards);
+    /// Adds one device to the fleet (also while tuning runs on it).
+    void addDevice(bool arm);
+    /// Stops fleet device `id` (SIGTERM, then SIGKILL after 10 s): a candidate it was measuring
+    /// gets an error record and tuning goes on with the other devices.
+    void stopDevice(int id);
     void stopAll();
 
 Q_SIGNALS:
     void queueChanged(const tb::session::DeviceQueueSnapshot& snapshot);
     void statusChanged(const QString& status);
     void localTrackerStarted(const QString& host, int port);
+    /// The fleet's devices, after every change (added, stopped, ended by itself).
+    void fleetChanged(const QList<tb::session::FleetDeviceRow>& devices);
 
 private:
     std::unique_ptr<QThread> m_thread;

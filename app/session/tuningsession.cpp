@@ -21,6 +21,8 @@ TuningSession::TuningSession(QObject* parent) : QObject(parent), m_dags(std::mak
     qRegisterMetaType<TuningJob>();
     qRegisterMetaType<QList<TaskRow>>();
     qRegisterMetaType<QList<MeasureRow>>();
+    qRegisterMetaType<FleetEvent>();
+    qRegisterMetaType<QList<FleetEvent>>();
 }
 
 TuningSession::~TuningSession() {
@@ -65,6 +67,12 @@ void TuningSession::ensureWorker() {
     connect(m_worker, &TuningWorker::progressChanged, this, &TuningSession::progressChanged);
     connect(m_worker, &TuningWorker::logMessage, this, &TuningSession::logMessage);
     connect(m_worker, &TuningWorker::parked, this, &TuningSession::paused);
+    // Emitted on the engine's measuring threads, so queued here; one drain takes every event posted so far.
+    connect(m_worker, &TuningWorker::fleetEventsPending, this, [this] {
+        if (!m_worker) return;
+        const QList<FleetEvent> events = m_worker->takeFleetEvents();
+        if (!events.isEmpty()) Q_EMIT fleetEventsAvailable(events);
+    }, Qt::QueuedConnection);
     connect(m_worker, &TuningWorker::finished, this, [this](const QString& summary) {
         setState(State::Idle);
         Q_EMIT tuningFinished(summary);

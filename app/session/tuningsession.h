@@ -53,6 +53,8 @@ Q_SIGNALS:
     void tasksUpdated(const QList<tb::session::TaskRow>& tasks);
     void measurementsAvailable(const QList<tb::session::MeasureRow>& rows);
     void latencyPointAdded(const tb::session::LatencyPoint& point);
+    /// Build and device steps as they happen (several per candidate; coalesced in bursts).
+    void fleetEventsAvailable(const QList<tb::session::FleetEvent>& events);
     void progressChanged(int permille);  ///< trials spent / budget, 0..1000
     void dagAvailable(const tb::session::DagSnapshot& dag);
     void logMessage(const QString& line);

@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <mutex>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "app/session/engineadapter.h"
 #include "engine/codegen/target.h"
+#include "engine/measure/measure.h"
 #include "engine/tuning/network_tuner.h"
 #include "engine/tuning/tuning_job.h"
 
@@ -129,6 +131,19 @@ void TuningWorker::start(const TuningJob& job, quint64 jobId) {
         }
         e->tuner->addObserver(e.get());
         e->tuner->addSchedulerCallback(e.get());
+        {
+            // Every build and device step, live, for the fleet timeline (called on the engine's
+            // measuring threads: the map is read-only from here on).
+            auto taskOfKey = std::make_shared<std::unordered_map<std::string, int>>();
+            for (size_t i = 0; i < e->tuner->tasks().size(); ++i)
+                taskOfKey->emplace(e->tuner->tasks()[i].task.workloadKey, int(i));
+            const double t0 = measure::nowTimestamp();
+            auto sink = [this, taskOfKey, t0, jobId](const measure::MeasureEvent& me) {
+                pushFleetEvent(adapter::fleetEvent(me, *taskOfKey, t0, jobId));
+            };
+            e->engine->builder().setEventSink(sink);
+            e->engine->runner().setEventSink(sink);
+        }
         const int n = int(e->tuner->tasks().size());
         e->totalTrials = job.trials > 0 ? job.trials : 64 * n;
         m_engine = std::move(e);
@@ -160,6 +175,21 @@ void TuningWorker::start(const TuningJob& job, quint64 jobId) {
         return;
     }
     scheduleRound();
+}
+
+void TuningWorker::pushFleetEvent(const FleetEvent& e) {
+    bool first = false;
+    {
+        std::lock_guard<std::mutex> lock(m_fleetMutex);
+        first = m_fleetEvents.isEmpty();
+        m_fleetEvents.append(e);
+    }
+    if (first) Q_EMIT fleetEventsPending();
+}
+
+QList<FleetEvent> TuningWorker::takeFleetEvents() {
+    std::lock_guard<std::mutex> lock(m_fleetMutex);
+    return std::exchange(m_fleetEvents, {});
 }
 
 void TuningWorker::wake() {

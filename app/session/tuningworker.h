@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 
 #include "app/session/snapshots.h"
@@ -45,6 +46,8 @@ public:
     /// Worker thread: schedules the next round unless one is already scheduled (after resume or
     /// stop while parked).
     void wake();
+    /// Any thread: the fleet events gathered since the last call (fleetEventsPending announced them).
+    QList<tb::session::FleetEvent> takeFleetEvents();
 
 Q_SIGNALS:
     void tasksAdded(const QList<tb::session::TaskRow>& tasks);
@@ -54,6 +57,9 @@ Q_SIGNALS:
     void progressChanged(int permille);
     void logMessage(const QString& line);
     void parked();
+    /// Emitted on the builder's / runner's threads when fleet events wait in takeFleetEvents();
+    /// once per batch of them (the receiver takes them all), so bursts coalesce.
+    void fleetEventsPending();
     void finished(const QString& summary);
     void failed(const QString& message);
 
@@ -63,6 +69,7 @@ private:
     void finish();
     void fail(const QString& message);
     void emitRoundUpdates(int tuningTask);
+    void pushFleetEvent(const FleetEvent& e);
 
     struct Engine;
     std::unique_ptr<Engine> m_engine;
@@ -70,6 +77,10 @@ private:
     bool m_roundScheduled = false;
     bool m_running = false;
     int m_lastPermille = -1;
+    // Fleet events come from the engine's measuring threads while a round runs (the worker's
+    // event loop is blocked in it): a mutex-guarded buffer drained by the GUI side.
+    std::mutex m_fleetMutex;
+    QList<FleetEvent> m_fleetEvents;
 };
 
 }  // namespace tb::session

@@ -31,6 +31,7 @@ struct Job {
     std::condition_variable cv;
     bool done = false;
     BuildResult result;
+    double startTime = 0;  // nowTimestamp() when the compile began
 };
 }  // namespace
 
@@ -54,6 +55,7 @@ std::vector<BuildResult> LocalBuilder::build(const std::vector<MeasureInput>& in
             std::thread([job, in, target = m_target, opts = m_options.compile, pending = m_pending] {
                 BuildResult r;
                 const auto s = clock::now();
+                const double startTime = nowTimestamp();
                 try {
                     if (in.prebuilt) {
                         r.kernel = in.prebuilt;
@@ -72,6 +74,7 @@ std::vector<BuildResult> LocalBuilder::build(const std::vector<MeasureInput>& in
                 {
                     std::lock_guard lock(job->mutex);
                     job->result = std::move(r);
+                    job->startTime = startTime;
                     job->done = true;
                     job->cv.notify_all();
                 }
@@ -88,6 +91,22 @@ std::vector<BuildResult> LocalBuilder::build(const std::vector<MeasureInput>& in
             if (jobs[k]->cv.wait_until(lock, deadline, [&] { return jobs[k]->done; }) &&
                 jobs[k]->result.timeCost <= m_options.timeoutS) {
                 out[start + k] = std::move(jobs[k]->result);
+                if (hasEventSink()) {
+                    // After the wave: the compile threads may outlive the builder, the sink may not.
+                    MeasureEvent e;
+                    e.kind = MeasureEvent::Kind::Finished;
+                    e.phase = MeasureEvent::Phase::Build;
+                    e.batch = m_batches + 1;
+                    e.candidate = int(start + k);
+                    e.workloadKey = inputs[start + k].workloadKey;
+                    e.device = "host";
+                    e.deviceKey = "builder";
+                    e.startTime = jobs[k]->startTime;
+                    e.endTime = e.startTime + out[start + k].timeCost;
+                    e.errorNo = out[start + k].errorNo;
+                    e.message = out[start + k].errorMsg;
+                    emitEvent(e);
+                }
             } else {
                 BuildResult r;
                 r.errorNo = MeasureErrorNo::BuildTimeout;
@@ -97,6 +116,7 @@ std::vector<BuildResult> LocalBuilder::build(const std::vector<MeasureInput>& in
             }
         }
     }
+    ++m_batches;
     return out;
 }
 

@@ -8,7 +8,8 @@
 /// not compiled again) on its own thread, at most `nParallel` at a time. A compile that exceeds the
 /// timeout is reported as BUILD_TIMEOUT and abandoned (its thread finishes in the background and
 /// its result is dropped); a codegen error becomes COMPILE_HOST with the message; a candidate with
-/// neither a function nor a prebuilt kernel is INSTANTIATION_ERROR.
+/// neither a function nor a prebuilt kernel is INSTANTIATION_ERROR. With an event sink set, each
+/// candidate built in time yields one Build/Finished MeasureEvent once its wave is done.
 
 #include <memory>
 
@@ -36,6 +37,7 @@ private:
     BuilderOptions m_options;
     struct Pending;
     std::shared_ptr<Pending> m_pending;  // compile threads still running
+    long long m_batches = 0;             // batches built (MeasureEvent::batch)
 };
 
 }  // namespace tb::measure

@@ -166,13 +166,28 @@ std::vector<MeasureResult> LocalRunner::run(const std::vector<MeasureInput>& inp
     TB_CHECK(inputs.size() == builds.size()) << inputs.size() << " inputs but " << builds.size() << " build results";
     std::vector<MeasureResult> out;
     out.reserve(inputs.size());
+    ++m_batches;
     for (size_t i = 0; i < inputs.size(); ++i) {
         const BuildResult& b = builds[i];
         MeasureResult r;
         if (b.errorNo != MeasureErrorNo::NoError || !b.kernel) {
             r = failure(b.errorNo == MeasureErrorNo::NoError ? MeasureErrorNo::CompileHost : b.errorNo, b.errorMsg);
         } else {
+            MeasureEvent e;
+            e.phase = MeasureEvent::Phase::Run;
+            e.batch = m_batches;
+            e.candidate = int(i);
+            e.workloadKey = inputs[i].workloadKey;
+            e.device = "local sandbox";
+            e.deviceKey = "local";
+            e.startTime = nowTimestamp();
+            emitEvent(e);
             r = runOne(*b.kernel, inputs[i].check.get());
+            e.kind = MeasureEvent::Kind::Finished;
+            e.endTime = nowTimestamp();
+            e.errorNo = r.errorNo;
+            e.message = r.errorMsg;
+            emitEvent(e);
         }
         r.allCost += b.timeCost;
         out.push_back(std::move(r));

@@ -64,6 +64,7 @@ private:
     std::string stopWorker(bool kill);
 
     RunnerOptions m_options;
+    long long m_batches = 0;  // batches run (MeasureEvent::batch)
     pid_t m_pid = -1;
     int m_fd = -1;
     int m_started = 0;

@@ -20,6 +20,7 @@
 /// order, maps every failure to an error code, and never lets a candidate crash the caller.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -102,8 +103,63 @@ struct MeasureResult {
 /// use HardwareParams::gpu / ::mali).
 HardwareParams defaultHardwareParams(const codegen::Target& target);
 
+/// One step of one candidate on one machine, for live views of a device fleet (the window's
+/// timeline) and logs: a build on this machine, an upload to a device, a run on a device. TVM has
+/// no such hook (its RPCRunner only reports whole batches); it exists so that a fleet of boards can
+/// be watched while it measures. Builders and runners report events through a MeasureEventSink
+/// when one is set; nothing in the engine depends on them.
+struct MeasureEvent {
+    enum class Kind {
+        Started,     ///< the step began (startTime set)
+        Finished,    ///< the step ended (startTime, endTime, errorNo, message set)
+        DeviceLost,  ///< the device broke off (message says how); its in-flight candidate gets an error record
+    };
+    enum class Phase {
+        Build,   ///< compiling on this machine (device "host", deviceKey "builder")
+        Upload,  ///< preparing (linking) and uploading the module to the device
+        Run,     ///< loading and timing on the device
+    };
+    Kind kind = Kind::Started;
+    Phase phase = Phase::Run;
+    long long batch = 0;      ///< the builder's / runner's batch counter (1, 2, ...)
+    int candidate = -1;       ///< index into the batch; -1 for DeviceLost
+    std::string workloadKey;  ///< MeasureInput::workloadKey of the candidate (empty for DeviceLost)
+    std::string device;       ///< "host:port" of an RPC device, "local sandbox", or "host" for builds
+    std::string deviceKey;    ///< the device's key, e.g. "rasp4b-64"; "local" / "builder" for this machine
+    double startTime = 0;     ///< seconds since the Unix epoch (nowTimestamp)
+    double endTime = 0;       ///< Finished and DeviceLost: seconds since the Unix epoch
+    MeasureErrorNo errorNo = MeasureErrorNo::NoError;
+    std::string message;      ///< the error message (Finished with an error, DeviceLost)
+};
+
+/// Receives MeasureEvents. Called on the builder's or runner's own threads (the RPC runner's
+/// worker threads), so it must be thread safe and quick; exceptions it throws are swallowed.
+using MeasureEventSink = std::function<void(const MeasureEvent&)>;
+
+/// The event hook builders and runners share.
+class MeasureEventSource {
+public:
+    /// Sets (an empty function: clears) the observer. Call it between batches, not during one.
+    void setEventSink(MeasureEventSink sink) { m_eventSink = std::move(sink); }
+
+protected:
+    ~MeasureEventSource() = default;
+    bool hasEventSink() const { return bool(m_eventSink); }
+    /// Calls the sink, if any; an observer's bug never ends a batch.
+    void emitEvent(const MeasureEvent& e) const noexcept {
+        if (!m_eventSink) return;
+        try {
+            m_eventSink(e);
+        } catch (...) {
+        }
+    }
+
+private:
+    MeasureEventSink m_eventSink;
+};
+
 /// Compiles batches of candidates (TVM ProgramBuilder).
-class ProgramBuilder {
+class ProgramBuilder : public MeasureEventSource {
 public:
     virtual ~ProgramBuilder() = default;
     /// One BuildResult per input, in order. Never throws for a bad candidate.
@@ -111,7 +167,7 @@ public:
 };
 
 /// Times batches of built candidates (TVM ProgramRunner).
-class ProgramRunner {
+class ProgramRunner : public MeasureEventSource {
 public:
     virtual ~ProgramRunner() = default;
     /// One MeasureResult per input, in order; build errors are passed through.

@@ -257,12 +257,31 @@ std::vector<MeasureResult> RpcRunner::run(const std::vector<MeasureInput>& input
 void RpcRunner::worker(Batch& b) {
     const RpcRunnerOptions& o = m_options;
     const int wakeFd = b.wake.readFd();
+    std::string server, serverKey;  // the device this thread holds
     auto emit = [&](RpcRunnerEvent e) {
         if (!o.onEvent) return;
         try {
             o.onEvent(e);
         } catch (...) {  // an observer's bug must not end the batch (or the process: a worker thread)
         }
+    };
+    // The same steps as MeasureEvents (measure.h), for fleet views.
+    auto step = [&](MeasureEvent::Kind kind, MeasureEvent::Phase phase, int candidate, double start,
+                    MeasureErrorNo err = MeasureErrorNo::NoError, const std::string& msg = {}) {
+        if (!hasEventSink()) return;
+        MeasureEvent e;
+        e.kind = kind;
+        e.phase = phase;
+        e.batch = b.id;
+        e.candidate = candidate;
+        if (candidate >= 0) e.workloadKey = (*b.inputs)[size_t(candidate)].workloadKey;
+        e.device = server;
+        e.deviceKey = serverKey.rfind("server:", 0) == 0 ? serverKey.substr(7) : serverKey;
+        e.startTime = start;
+        e.endTime = kind == MeasureEvent::Kind::Started ? 0 : nowTimestamp();
+        e.errorNo = err;
+        e.message = msg;
+        emitEvent(e);
     };
     auto queueEmpty = [&] {
         std::lock_guard<std::mutex> lock(b.mu);
@@ -285,7 +304,6 @@ void RpcRunner::worker(Batch& b) {
 
     rpc::TrackerSession tracker;
     std::optional<rpc::RpcSession> session;
-    std::string server, serverKey;
 
     // Connects to the tracker, retrying for trackerRetryTimeoutS; false when the batch is over or
     // the time ran out.
@@ -350,6 +368,8 @@ void RpcRunner::worker(Batch& b) {
         e.serverKey = serverKey;
         e.message = why;
         emit(e);
+        const double now = nowTimestamp();
+        step(MeasureEvent::Kind::DeviceLost, MeasureEvent::Phase::Run, -1, now, MeasureErrorNo::RuntimeDevice, why);
     };
 
     for (;;) {
@@ -365,8 +385,11 @@ void RpcRunner::worker(Batch& b) {
         const MeasureInput& in = (*b.inputs)[i];
         const codegen::CompiledKernel& k = *br.kernel;
         const auto t0 = Clock::now();
+        const double uploadStart = nowTimestamp();
+        double runStart = 0;  // set once the run began
         MeasureResult r;
         bool haveResult = false;
+        step(MeasureEvent::Kind::Started, MeasureEvent::Phase::Upload, int(i), uploadStart);
 
         try {
             // 1. The module for the device.
@@ -408,6 +431,9 @@ void RpcRunner::worker(Batch& b) {
                 }
             }
 
+            step(MeasureEvent::Kind::Finished, MeasureEvent::Phase::Upload, int(i), uploadStart,
+                 haveResult ? r.errorNo : MeasureErrorNo::NoError, haveResult ? r.errorMsg : std::string());
+
             // 3. Run.
             if (!haveResult) {
                 rpc::RunRequest req;
@@ -429,6 +455,8 @@ void RpcRunner::worker(Batch& b) {
                 ev.server = server;
                 ev.serverKey = serverKey;
                 emit(ev);
+                runStart = nowTimestamp();
+                step(MeasureEvent::Kind::Started, MeasureEvent::Phase::Run, int(i), runStart);
                 try {
                     const rpc::RunReply reply = session->run(req);
                     const int e = reply.errorNo;
@@ -471,6 +499,7 @@ void RpcRunner::worker(Batch& b) {
             ev.errorNo = r.errorNo;
             ev.message = r.errorMsg;
             emit(ev);
+            if (runStart > 0) step(MeasureEvent::Kind::Finished, MeasureEvent::Phase::Run, int(i), runStart, r.errorNo, r.errorMsg);
         }
         {
             std::lock_guard<std::mutex> lock(b.mu);

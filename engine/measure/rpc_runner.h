@@ -49,7 +49,9 @@
 ///    the device is a host-architecture tunebench server), else SharedLibrary (a board).
 ///
 /// Threads: run() is called by one thread at a time (the tuning loop); it starts and joins its own
-/// worker threads. `onEvent` is called on those worker threads.
+/// worker threads. `onEvent` is called on those worker threads, and so is the event sink
+/// (measure.h MeasureEvent): per candidate an Upload step (link + upload) and a Run step, each
+/// Started then Finished, with the device's address and key; DeviceLost when a session breaks off.
 
 #include <cstdint>
 #include <functional>

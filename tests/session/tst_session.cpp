@@ -14,6 +14,7 @@
 
 #include "app/session/trackermonitor.h"
 #include "app/session/tuningsession.h"
+#include "widgets/models/fleetmodel.h"
 
 using namespace tb;
 using session::TuningSession;
@@ -363,6 +364,116 @@ private Q_SLOTS:
             }
         QVERIFY2(ok > 0, qPrintable(errors));
         QCOMPARE(int(readRecords(log).size()), countRows(measured));
+        monitor.stopAll();
+    }
+
+    // Issue 21: a fleet of two device processes (`tunebench-cli rpc-server`, started by the
+    // monitor's DeviceFleet) measures mlp through the RPC runner; at the first run one device is
+    // stopped. Every step reaches the GUI thread as a fleet event (builds on "host", uploads and
+    // runs on the devices' addresses, with the task of each candidate), the stopped device breaks
+    // off (DeviceLost: the fleet model marks it, and only it), the fleet listing says it stopped,
+    // and tuning finishes on the other device with valid measurements after the loss.
+    void testFleetEventsAndADeviceStoppedMidRun() {
+        session::TrackerMonitor monitor;
+        QTemporaryDir logs;
+        monitor.setFleetPaths(QStringLiteral(TB_CLI_PATH), {}, {}, logs.path());
+        QSignalSpy queue(&monitor, &session::TrackerMonitor::queueChanged);
+        QSignalSpy fleet(&monitor, &session::TrackerMonitor::fleetChanged);
+        QSignalSpy started(&monitor, &session::TrackerMonitor::localTrackerStarted);
+        monitor.startDeviceFleet(2, 0);
+        QVERIFY(waitFor(started, 1, 30000));
+        const int port = started[0][1].toInt();
+        const auto servers = [&](const QList<QVariant>& args) {
+            int n = 0;
+            for (const auto& srv : args[0].value<session::DeviceQueueSnapshot>().servers)
+                n += srv.key == QLatin1String("server:local") ? 1 : 0;
+            return n;
+        };
+        QDeadlineTimer deadline(60000);
+        while ((queue.isEmpty() || servers(queue.last()) < 2) && !deadline.hasExpired()) queue.wait(2000);
+        QVERIFY(!queue.isEmpty() && servers(queue.last()) == 2);
+        QVERIFY(!fleet.isEmpty());
+        QCOMPARE(fleet.last()[0].value<QList<session::FleetDeviceRow>>().size(), 2);
+
+        QTemporaryDir dir;
+        TuningSession s;
+        models::FleetModel model;
+        QList<session::FleetEvent> events;
+        bool stopped = false;
+        connect(&s, &TuningSession::fleetEventsAvailable, this, [&](const QList<session::FleetEvent>& batch) {
+            QCOMPARE(QThread::currentThread(), thread());
+            events += batch;
+            model.addEvents(batch);
+            for (const auto& e : batch)
+                if (!stopped && e.kind == session::FleetEvent::Started && e.phase == session::FleetEvent::Run) {
+                    stopped = true;
+                    monitor.stopDevice(0);
+                }
+        });
+        QSignalSpy measured(&s, &TuningSession::measurementsAvailable);
+        QSignalSpy finished(&s, &TuningSession::tuningFinished);
+        QSignalSpy failed(&s, &TuningSession::tuningFailed);
+        auto job = smallJob(dir.filePath(QStringLiteral("fleet.json")), 24, 8);
+        job.runner = QStringLiteral("rpc");
+        job.trackerHost = QStringLiteral("127.0.0.1");
+        job.trackerPort = port;
+        job.deviceKey = QStringLiteral("local");
+        job.minRepeatMs = 300;  // each run lasts long enough for the stop to land mid-batch
+        s.start(job);
+        model.setJobId(s.jobId());
+        QVERIFY2(waitFor(finished), qPrintable(failed.isEmpty() ? QStringLiteral("timeout") : failed[0][0].toString()));
+        QCoreApplication::processEvents();  // the last drain
+        QVERIFY(stopped);
+
+        int builds = 0, runs = 0, uploads = 0, lost = 0;
+        double lostAt = -1;
+        QString lostDevice;
+        QSet<QString> devices;
+        for (const auto& e : events) {
+            QCOMPARE(e.jobId, s.jobId());
+            if (e.kind == session::FleetEvent::DeviceLost) {
+                ++lost;
+                lostDevice = e.device;
+                lostAt = e.endS;
+                continue;
+            }
+            QVERIFY(e.taskId >= 0);  // every candidate's workload key names a task of the job
+            QVERIFY(e.startS >= 0);
+            if (e.kind != session::FleetEvent::Finished) continue;
+            QVERIFY(e.endS >= e.startS);
+            if (e.phase == session::FleetEvent::Build) {
+                ++builds;
+                QCOMPARE(e.device, QStringLiteral("host"));
+            } else {
+                QVERIFY2(e.device.startsWith(QLatin1String("127.0.0.1:")), qPrintable(e.device));
+                QCOMPARE(e.deviceKey, QStringLiteral("local"));
+                devices.insert(e.device);
+                (e.phase == session::FleetEvent::Run ? runs : uploads)++;
+            }
+        }
+        QCOMPARE(builds, countRows(measured));  // one build per candidate
+        QVERIFY(runs > 0 && uploads >= runs);
+        QCOMPARE(devices.size(), 2);
+        QCOMPARE(lost, 1);
+        // The model marks exactly the device that broke off, and tuning went on elsewhere.
+        int marked = 0;
+        for (const auto& d : model.devices())
+            if (d.lost) {
+                ++marked;
+                QCOMPARE(d.name, lostDevice);
+            }
+        QCOMPARE(marked, 1);
+        bool okAfter = false;
+        for (const auto& e : events)
+            okAfter |= e.kind == session::FleetEvent::Finished && e.phase == session::FleetEvent::Run && e.errorNo == 0 &&
+                       e.device != lostDevice && e.startS > lostAt;
+        QVERIFY(okAfter);
+        // The fleet listing: device 0 stopped, device 1 still running; the tracker lists one server.
+        QTRY_VERIFY_WITH_TIMEOUT(fleet.last()[0].value<QList<session::FleetDeviceRow>>().value(0).pid < 0, 20000);
+        const auto rows = fleet.last()[0].value<QList<session::FleetDeviceRow>>();
+        QCOMPARE(rows[0].ended, QStringLiteral("stopped"));
+        QVERIFY(rows[1].pid > 0);
+        QTRY_VERIFY_WITH_TIMEOUT(servers(queue.last()) == 1, 20000);
         monitor.stopAll();
     }
 

@@ -37,10 +37,12 @@
 #include "app/session/trackermonitor.h"
 #include "app/session/tuningsession.h"
 #include "widgets/dagview.h"
+#include "widgets/fleettimeline.h"
 #include "widgets/latencychart.h"
 #include "widgets/loginspector.h"
 #include "widgets/mainwindow.h"
 #include "widgets/models/devicequeuemodel.h"
+#include "widgets/models/fleetmodel.h"
 #include "widgets/models/measurementmodel.h"
 #include "widgets/models/tasktablemodel.h"
 #include "widgets/setupwidget.h"
@@ -206,6 +208,24 @@ struct WorkingDirectory {
 };
 
 const QString kPpocrDir = QStringLiteral("../shared/data/models/ppocr/");
+
+session::FleetEvent fleetEvent(int kind, int phase, const QString& device, const QString& key, int candidate, double startS,
+                               double endS = -1, int errorNo = 0, quint64 jobId = 7) {
+    session::FleetEvent e;
+    e.kind = kind;
+    e.phase = phase;
+    e.jobId = jobId;
+    e.taskId = candidate % 3;
+    e.batch = 1;
+    e.candidate = candidate;
+    e.device = device;
+    e.deviceKey = key;
+    e.startS = startS;
+    e.endS = endS;
+    e.errorNo = errorNo;
+    if (errorNo != 0) e.message = QStringLiteral("lost device %1 while running").arg(device);
+    return e;
+}
 
 }  // namespace
 
@@ -390,6 +410,162 @@ private Q_SLOTS:
         monitor.stopAll();
     }
 
+    // The fleet timeline's model (issue 21): steps of a job become bars per device (the host's
+    // builds first), a run left open is still running, a device that broke off is marked lost,
+    // a timeout is counted, the per-key table adds the tracker's free/busy/pending and the runs
+    // per minute, and events of another job are dropped. The strip draws one bar per step where
+    // the model says, and its tooltip names task, candidate and duration.
+    void testFleetTimelineModel() {
+        using E = session::FleetEvent;
+        const QString a = QStringLiteral("127.0.0.1:9091"), b = QStringLiteral("127.0.0.1:9092");
+        const QString arm = QStringLiteral("rasp4b-64");
+        widgets::FleetPanel panel;
+        panel.resize(1000, 300);
+        models::FleetModel* m = panel.model();
+        models::FleetKeyStatsModel* stats = panel.statsModel();
+        QAbstractItemModelTester tester(stats, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        m->setJobId(7);
+        QSignalSpy changed(m, &models::FleetModel::changed);
+        m->addEvents({fleetEvent(E::Started, E::Upload, a, arm, 0, 1.0), fleetEvent(E::Finished, E::Upload, a, arm, 0, 1.0, 1.5),
+                      fleetEvent(E::Started, E::Run, a, arm, 0, 1.5), fleetEvent(E::Finished, E::Run, a, arm, 0, 1.5, 4.0),
+                      fleetEvent(E::Finished, E::Build, QStringLiteral("host"), QStringLiteral("builder"), 0, 0.2, 0.9),
+                      fleetEvent(E::Finished, E::Build, QStringLiteral("host"), QStringLiteral("builder"), 1, 0.2, 0.8),
+                      fleetEvent(E::Started, E::Run, b, arm, 1, 1.6)});
+        QCOMPARE(changed.size(), 1);  // one batch, one change
+        QCOMPARE(m->devices().size(), 3);
+        QCOMPARE(m->devices()[0].name, QStringLiteral("host"));  // builds on top
+        QCOMPARE(m->devices()[1].name, a);
+        QCOMPARE(m->devices()[2].name, b);
+        QCOMPARE(m->devices()[0].bars.size(), 2);
+        QCOMPARE(m->devices()[1].bars.size(), 2);  // upload + run, each closed
+        QCOMPARE(m->devices()[1].bars[1].endS, 4.0);
+        QCOMPARE(m->devices()[1].runs, 1);
+        QCOMPARE(m->devices()[2].bars.size(), 1);
+        QVERIFY(m->devices()[2].bars[0].endS < 0);  // still running
+        QVERIFY(!m->devices()[2].lost);
+
+        // Device b dies mid-run: marked; its candidate is recorded as an error; a timeout on a.
+        m->addEvents({fleetEvent(E::DeviceLost, E::Run, b, arm, -1, 5.0, 5.0, 4),
+                      fleetEvent(E::Finished, E::Run, b, arm, 1, 1.6, 5.0, 4),
+                      fleetEvent(E::Started, E::Run, a, arm, 2, 5.0), fleetEvent(E::Finished, E::Run, a, arm, 2, 5.0, 15.0, 7),
+                      fleetEvent(E::Started, E::Run, a, arm, 3, 20.0, -1, 0, 6)});  // another job's: dropped
+        QVERIFY(m->devices()[2].lost);
+        QCOMPARE(m->devices()[2].lostAtS, 5.0);
+        QVERIFY(m->devices()[2].lostWhy.contains(b));
+        QCOMPARE(m->devices()[2].bars.size(), 1);
+        QCOMPARE(m->devices()[2].bars[0].errorNo, 4);
+        QVERIFY(!m->devices()[1].lost);
+        QCOMPARE(m->devices()[1].timeouts, 1);
+        QCOMPARE(m->devices()[1].bars.size(), 3);
+        QCOMPARE(m->latestS(), 15.0);
+        QCOMPARE(m->runs(arm), 3);
+        QCOMPARE(m->errors(arm), 2);
+        QCOMPARE(m->lostDevices(arm), 1);
+        QCOMPARE(m->runsPerMinute(arm), 3 * 60.0 / 15.0);  // 3 runs in the job's first 15 s
+
+        // The tracker's queue joins in: busy = total - free; a key no device measured on is listed.
+        session::DeviceQueueSnapshot q;
+        q.tracker = QStringLiteral("127.0.0.1:9190");
+        q.keys = {session::DeviceKeyRow{arm, 2, 1, 3}, session::DeviceKeyRow{QStringLiteral("local"), 1, 1, 0}};
+        m->setQueue(q);
+        QCOMPARE(stats->rowCount(), 2);  // rasp4b-64, local (builds are no device key)
+        int row = -1;
+        for (int r = 0; r < stats->rowCount(); ++r)
+            if (stats->data(stats->index(r, models::FleetKeyStatsModel::KeyColumn)).toString() == arm) row = r;
+        QVERIFY(row >= 0);
+        const auto cell = [&](int column) { return stats->data(stats->index(row, column)); };
+        QCOMPARE(cell(models::FleetKeyStatsModel::FreeColumn).toInt(), 1);
+        QCOMPARE(cell(models::FleetKeyStatsModel::BusyColumn).toInt(), 1);
+        QCOMPARE(cell(models::FleetKeyStatsModel::PendingColumn).toInt(), 3);
+        QCOMPARE(cell(models::FleetKeyStatsModel::RunsColumn).toInt(), 3);
+        QCOMPARE(cell(models::FleetKeyStatsModel::ErrorsColumn).toInt(), 2);
+        QCOMPARE(cell(models::FleetKeyStatsModel::LostColumn).toInt(), 1);
+        QCOMPARE(cell(models::FleetKeyStatsModel::PerMinuteColumn).toString(), QStringLiteral("12.0"));
+
+        // The strip: bars in time order along x, inside their device's row; hit-testing and tooltips.
+        widgets::FleetTimeline* t = panel.timeline();
+        t->resize(800, 200);
+        const QRectF upload = t->barRect(1, 0), run = t->barRect(1, 1), timeout = t->barRect(1, 2);
+        QVERIFY(upload.isValid() && run.isValid() && timeout.isValid());
+        QVERIFY(upload.left() < run.left() && run.left() < timeout.left());
+        QVERIFY(run.width() > upload.width());  // 2.5 s against 0.5 s
+        QVERIFY(t->rowRect(1).contains(run.center().toPoint()));
+        QCOMPARE(t->barAt(run.center().toPoint()), qMakePair(1, 1));
+        QCOMPARE(t->barAt(QPoint(2, t->rowRect(1).center().y())), qMakePair(-1, -1));  // the label column
+        QVERIFY2(t->barText(1, 1).contains(QStringLiteral("Task 0, candidate 0 of batch 1")), qPrintable(t->barText(1, 1)));
+        QVERIFY(t->barText(1, 1).contains(QStringLiteral("2.500 s")));
+        QVERIFY(t->barText(1, 2).contains(QStringLiteral("Error 7")));
+        QVERIFY(panel.summaryText().contains(QStringLiteral("1 device(s) lost")));
+        QVERIFY(!t->grab().isNull());  // paints without a crash
+
+        // A device that leaves the job's tracker (killed between two batches: no session broke)
+        // is marked once two snapshots in a row miss it, and unmarked when it registers again;
+        // another tracker's snapshot marks nothing.
+        m->setJobTracker(q.tracker);
+        q.servers = {session::ServerRow{b, QStringLiteral("server:rasp4b-64")}};  // a is missing
+        session::DeviceQueueSnapshot other = q;
+        other.tracker = QStringLiteral("10.0.0.2:9190");
+        m->setQueue(other);
+        m->setQueue(other);
+        QVERIFY(!m->devices()[1].lost);
+        m->setQueue(q);
+        QVERIFY(!m->devices()[1].lost);  // once may be a re-registration
+        m->setQueue(q);
+        QVERIFY(m->devices()[1].lost);
+        QVERIFY(m->devices()[1].lostWhy.contains(q.tracker));
+        QCOMPARE(cell(models::FleetKeyStatsModel::LostColumn).toInt(), 2);
+        q.servers.append(session::ServerRow{a, QStringLiteral("server:rasp4b-64")});
+        m->setQueue(q);
+        QVERIFY(!m->devices()[1].lost);
+        QVERIFY(m->devices()[2].lost);  // b broke off mid-run: the tracker listing it again does not undo that
+
+        m->clear();  // a new job
+        QCOMPARE(m->devices().size(), 0);
+        QCOMPARE(stats->rowCount(), 2);  // the tracker's keys stay
+    }
+
+    // Issue 21: the window starts device processes (two sandboxed host servers of key "local")
+    // that register with the tracker it watches; stopping one from the fleet panel ends the
+    // process, says so in the fleet listing and takes it off the tracker's list.
+    void testFleetAddAndStopDevice() {
+        session::TuningSession s;
+        session::TrackerMonitor monitor;
+        QTemporaryDir logs;
+        monitor.setFleetPaths(QStringLiteral(TB_CLI_PATH), {}, {}, logs.path());
+        widgets::MainWindow w(&s, &monitor);
+        widgets::FleetPanel* panel = w.fleetPanel();
+        QSignalSpy queue(&monitor, &session::TrackerMonitor::queueChanged);
+        QSignalSpy fleet(&monitor, &session::TrackerMonitor::fleetChanged);
+        monitor.startLocalFleet();  // the embedded default: an in-process tracker and server
+        panel->addHostButton()->click();
+        panel->addHostButton()->click();
+        const auto servers = [&] {
+            if (queue.isEmpty()) return -1;
+            int n = 0;
+            for (const auto& srv : queue.last()[0].value<session::DeviceQueueSnapshot>().servers)
+                n += srv.key == QLatin1String("server:local") ? 1 : 0;
+            return n;
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(servers(), 3, 60000);
+        QTreeWidget* list = panel->deviceList();
+        QCOMPARE(list->topLevelItemCount(), 2);
+        QCOMPARE(list->topLevelItem(0)->text(0), QStringLiteral("Host server 0"));
+        QCOMPARE(list->topLevelItem(1)->text(1), QStringLiteral("local"));
+        QVERIFY(list->topLevelItem(1)->text(2).startsWith(QStringLiteral("running (pid ")));
+        QVERIFY(!panel->stopButton()->isEnabled());  // nothing selected
+        list->setCurrentItem(list->topLevelItem(1));
+        QVERIFY(panel->stopButton()->isEnabled());
+        panel->stopButton()->click();
+        QTRY_COMPARE_WITH_TIMEOUT(list->topLevelItem(1)->text(2), QStringLiteral("stopped"), 20000);
+        QVERIFY(list->topLevelItem(0)->text(2).startsWith(QStringLiteral("running (pid ")));
+        QVERIFY(!panel->stopButton()->isEnabled());
+        QTRY_COMPARE_WITH_TIMEOUT(servers(), 2, 30000);
+        // The tracker panel's server list follows too.
+        QTRY_COMPARE_WITH_TIMEOUT(w.trackerPanel()->serverList()->topLevelItemCount(), 2, 5000);
+        monitor.stopAll();
+        QTRY_COMPARE_WITH_TIMEOUT(list->topLevelItem(0)->text(2), QStringLiteral("stopped"), 5000);
+    }
+
     void testLanguageSwitch() {
         session::TuningSession s;
         widgets::MainWindow w(&s, nullptr);
@@ -403,6 +579,7 @@ private Q_SLOTS:
         QCOMPARE(w.taskModel()->headerData(models::TaskTableModel::LatencyColumn, Qt::Horizontal).toString(),
                  QStringLiteral("延迟 (ms)"));
         QCOMPARE(w.startButton()->text(), QStringLiteral("开始"));
+        QTRY_COMPARE(w.fleetPanel()->startButton()->text(), QStringLiteral("启动设备集群"));  // on LanguageChange
         QVERIFY(findAction(w.menuBar(), QStringLiteral("退出(&Q)")));
         QAction* en = findAction(w.menuBar(), QStringLiteral("English"));
         QVERIFY(en);
@@ -410,6 +587,27 @@ private Q_SLOTS:
         QCOMPARE(w.language(), QStringLiteral("en"));
         QCOMPARE(w.windowTitle(), QStringLiteral("TuneBench — auto-tuning workbench"));
         QCOMPARE(w.startButton()->text(), QStringLiteral("Start"));
+    }
+
+    // A target set before the language changes (tunebench --lang zh_CN --target ...: the
+    // LanguageChange event arrives after setJob) survives the retranslation of the host item.
+    void testLanguageSwitchKeepsTheTarget() {
+        session::TuningSession s;
+        widgets::MainWindow w(&s, nullptr);
+        QVERIFY(w.setLanguage(QStringLiteral("zh_CN")));
+        session::TuningJob j = w.job();
+        j.target = QStringLiteral("llvm -mtriple=aarch64-linux-gnu -mattr=+neon");
+        w.setJob(j);
+        QCoreApplication::processEvents();  // the posted LanguageChange
+        QCOMPARE(w.job().target, j.target);
+        QVERIFY(w.setLanguage(QStringLiteral("en")));
+        QCoreApplication::processEvents();
+        QCOMPARE(w.job().target, j.target);
+        j.target.clear();  // the host stays the host, named in the new language
+        w.setJob(j);
+        QVERIFY(w.setLanguage(QStringLiteral("zh_CN")));
+        QCoreApplication::processEvents();
+        QCOMPARE(w.job().target, QString());
     }
 
     void testLogInspector_data() {
