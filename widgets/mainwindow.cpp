@@ -34,9 +34,11 @@
 #include "app/session/logloader.h"
 #include "app/session/trackermonitor.h"
 #include "app/session/tuningsession.h"
+#include "widgets/autotvmpanel.h"
 #include "widgets/dagview.h"
 #include "widgets/latencychart.h"
 #include "widgets/loginspector.h"
+#include "widgets/models/autotvmtaskmodel.h"
 #include "widgets/models/measurementmodel.h"
 #include "widgets/models/tasktablemodel.h"
 #include "widgets/setupwidget.h"
@@ -128,6 +130,8 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
         new WorkloadDelegate(models::TaskTableModel::DescriptionRole, models::TaskTableModel::ShapesRole, false, m_taskView));
     m_chart = new LatencyChart(this);
     m_dagView = new DagView(this);
+    m_autotvm = new AutotvmPanel(this);
+    m_autotvm->hide();
     m_tracker = new TrackerPanel(this);
     m_measureView = new QTableView(this);
     m_measureView->setModel(m_measureModel);
@@ -161,14 +165,17 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
     m_bottomTabs = new QTabWidget(this);
     m_bottomTabs->addTab(m_log, QString());
     m_bottomTabs->addTab(m_measureView, QString());
+    m_midRow = midRow;
     auto* central = new QSplitter(Qt::Vertical, this);
+    central->addWidget(m_autotvm);  // AutoTVM mode: in place of the next two
     central->addWidget(m_taskView);
     central->addWidget(midRow);
     central->addWidget(m_bottomTabs);
-    central->setStretchFactor(0, 4);
+    central->setStretchFactor(0, 8);
     central->setStretchFactor(1, 4);
-    central->setStretchFactor(2, 2);
-    central->setSizes({340, 420, 170});
+    central->setStretchFactor(2, 4);
+    central->setStretchFactor(3, 2);
+    central->setSizes({760, 340, 420, 170});
     midRow->setSizes({650, 650});
     setCentralWidget(central);
 
@@ -241,7 +248,23 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
     });
     connect(m_session, &session::TuningSession::progressChanged, m_progress, &QProgressBar::setValue);
     connect(m_session, &session::TuningSession::dagAvailable, this, [this](const session::DagSnapshot& d) {
-        if (d.taskId == m_selectedTask) m_dagView->setDag(d);
+        if (m_runningJob.autotvm) m_autotvm->setDag(d);
+        else if (d.taskId == m_selectedTask) m_dagView->setDag(d);
+    });
+    // AutoTVM mode: its panel shows the tasks, their curves and the best config's program.
+    connect(m_setup, &SetupWidget::autotvmModeChanged, this, &MainWindow::setAutotvmMode);
+    connect(m_autotvm, &AutotvmPanel::dagRequested, m_session, &session::TuningSession::requestDag);
+    connect(m_session, &session::TuningSession::autotvmTasksAdded, this, [this](const QList<session::AutotvmTaskRow>& rows) {
+        m_autotvm->setTasks(rows);
+        updateStatus();
+    });
+    connect(m_session, &session::TuningSession::autotvmTasksUpdated, m_autotvm, &AutotvmPanel::updateTasks);
+    connect(m_session, &session::TuningSession::autotvmTrialsAvailable, this, [this](const QList<session::AutotvmTrial>& trials) {
+        m_autotvm->addTrials(trials);
+        m_totalTrials += int(trials.size());
+        for (const auto& t : trials)
+            if (t.errorNo != 0) ++m_failedTrials;
+        updateStatus();
     });
     connect(m_session, &session::TuningSession::logMessage, this,
             [this](const QString& line) { m_log->appendPlainText(logText(line)); });
@@ -397,6 +420,7 @@ void MainWindow::startTuning() {
     m_measureModel->clear();
     m_chart->clear();
     m_dagView->clear();
+    m_autotvm->clear();
     m_selectedTask = -1;
     m_parked = false;
     m_pausedS = 0;
@@ -407,7 +431,14 @@ void MainWindow::startTuning() {
     // The job appends to the log it resumes: its history is what the file holds now.
     m_resumeBytes = j.resume ? QFileInfo(j.logPath).size() : -1;
     m_lastLogPath = j.logPath;
+    setAutotvmMode(j.autotvm);
     m_session->start(j);
+}
+
+void MainWindow::setAutotvmMode(bool on) {
+    m_autotvm->setVisible(on);
+    m_taskView->setVisible(!on);
+    m_midRow->setVisible(!on);
 }
 
 void MainWindow::loadResumedHistory(const QList<session::TaskRow>& tasks) {
@@ -477,7 +508,8 @@ void MainWindow::updateStatus() {
     switch (m_session->state()) {
         case State::Idle: text = m_finishedText.isEmpty() ? tr("Ready") : m_finishedText; break;
         case State::Running:
-            text = m_taskModel->rowCount() == 0 ? tr("Extracting tasks…")
+            text = (m_runningJob.autotvm ? m_autotvm->model()->rowCount() : m_taskModel->rowCount()) == 0
+                       ? tr("Extracting tasks…")
                                                 : tr("Tuning: %n trial(s) measured", nullptr, m_totalTrials);
             break;
         case State::Paused:

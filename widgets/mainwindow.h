@@ -34,6 +34,7 @@ class TrackerMonitor;
 
 namespace tb::widgets {
 
+class AutotvmPanel;
 class DagView;
 class LatencyChart;
 class LogInspector;
@@ -63,6 +64,7 @@ public:
     QTableView* taskView() const { return m_taskView; }
     LatencyChart* chart() const { return m_chart; }
     DagView* dagView() const { return m_dagView; }
+    AutotvmPanel* autotvmPanel() const { return m_autotvm; }
     TrackerPanel* trackerPanel() const { return m_tracker; }
     SetupWidget* setupWidget() const { return m_setup; }
     QPushButton* startButton() const { return m_start; }
@@ -88,6 +90,8 @@ private:
     /// The engine's text as the log view shows it: tabs expanded, paused time out of "Used time".
     QString logText(const QString& engineText) const;
     void loadResumedHistory(const QList<session::TaskRow>& tasks);
+    /// AutoTVM mode: the AutoTVM panel in place of the task table, the DAG view and the charts.
+    void setAutotvmMode(bool on);
 
     session::TuningSession* m_session;
     session::TrackerMonitor* m_trackerMonitor;
@@ -101,6 +105,8 @@ private:
     QTableView* m_measureView;
     LatencyChart* m_chart;
     DagView* m_dagView;
+    AutotvmPanel* m_autotvm;
+    QWidget* m_midRow;
     TrackerPanel* m_tracker;
     QTabWidget* m_bottomTabs;
     QPlainTextEdit* m_log;
