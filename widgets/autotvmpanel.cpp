@@ -48,6 +48,12 @@ public:
         bar.palette = option.palette;
         style->drawControl(QStyle::CE_ProgressBar, &bar, painter, option.widget);
     }
+    QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const override {
+        // Room for the text on the bar and the bar's frame: "1000/1000" must not be cut.
+        const QSize base = QStyledItemDelegate::sizeHint(option, index);
+        return {std::max(base.width() + 16, option.fontMetrics.horizontalAdvance(QStringLiteral("0000/0000")) + 16),
+                base.height()};
+    }
 };
 
 }  // namespace

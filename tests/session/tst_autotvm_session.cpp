@@ -15,15 +15,16 @@
 #include <QtTest>
 
 #include "app/session/tuningsession.h"
+#include "tests/signalwait.h"
 
 using namespace tb;
+using tb::test::waitFor;
 using session::AutotvmTaskRow;
 using session::AutotvmTrial;
 using session::TuningSession;
 
+// Generous timeouts (tests/signalwait.h): the machine is shared with other builds.
 namespace {
-
-constexpr int kRunTimeoutMs = 300000;  // generous: the machine is shared with other builds
 
 session::TuningJob autotvmJob(const QString& logPath, const QString& tuner, int nTrial) {
     session::TuningJob j;
@@ -50,13 +51,6 @@ QList<QJsonArray> readRecords(const QString& path) {
         out.append(o.value(QStringLiteral("input")).toArray());
     }
     return out;
-}
-
-bool waitFor(QSignalSpy& spy, int count = 1, int timeoutMs = kRunTimeoutMs) {
-    QDeadlineTimer deadline(timeoutMs);
-    while (spy.size() < count && !deadline.hasExpired())
-        if (!spy.wait(int(std::max<qint64>(1, deadline.remainingTime())))) break;
-    return spy.size() >= count;
 }
 
 QList<AutotvmTrial> allTrials(const QSignalSpy& spy) {

@@ -14,6 +14,7 @@
 #include <QtTest>
 
 #include "app/session/tuningsession.h"
+#include "tests/signalwait.h"
 #include "widgets/autotvmpanel.h"
 #include "widgets/dagview.h"
 #include "widgets/mainwindow.h"
@@ -21,16 +22,10 @@
 #include "widgets/setupwidget.h"
 
 using namespace tb;
+using tb::test::waitFor;
 using models::AutotvmTaskModel;
 
 namespace {
-
-bool waitFor(QSignalSpy& spy, int count = 1, int timeoutMs = 300000) {
-    QDeadlineTimer deadline(timeoutMs);
-    while (spy.size() < count && !deadline.hasExpired())
-        if (!spy.wait(int(std::max<qint64>(1, deadline.remainingTime())))) break;
-    return spy.size() >= count;
-}
 
 session::AutotvmTaskRow row(int id, const QString& name, int trials, int nTrial) {
     session::AutotvmTaskRow r;
