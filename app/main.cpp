@@ -65,13 +65,20 @@ int main(int argc, char** argv) {
     QCommandLineOption compare(QStringLiteral("compare"),
                                QStringLiteral("With --inspect: compare that log with LOG, workload by workload."),
                                QStringLiteral("LOG"));
+    QCommandLineOption mode(QStringLiteral("mode"),
+                            QStringLiteral("Search mode: auto-scheduler or autotvm (the zoo network's AutoTVM tasks, NCHW)."),
+                            QStringLiteral("MODE"), QStringLiteral("auto-scheduler"));
+    QCommandLineOption tuner(QStringLiteral("tuner"), QStringLiteral("AutoTVM tuner: xgb, ga, random, gridsearch, ... (default xgb)."),
+                             QStringLiteral("NAME"), QStringLiteral("xgb"));
+    QCommandLineOption nTrial(QStringLiteral("n-trial"), QStringLiteral("AutoTVM configs per task (default 100)."),
+                              QStringLiteral("N"), QStringLiteral("100"));
     QCommandLineOption shot(QStringLiteral("screenshot"), QStringLiteral("Save a screenshot to FILE, then quit."),
                             QStringLiteral("FILE"));
     QCommandLineOption shotAfter(QStringLiteral("screenshot-after"),
                                  QStringLiteral("Seconds to wait before the screenshot (default 30)."),
                                  QStringLiteral("S"), QStringLiteral("30"));
     p.addOptions({autostart, network, onnx, trials, perRound, costModel, target, log, resume, lang, noTracker, fleetArm,
-                  fleetHost, key, inspect, compare, shot, shotAfter});
+                  fleetHost, key, inspect, compare, mode, tuner, nTrial, shot, shotAfter});
     {
         // --help and --version need no display: answer them before the GUI application exists
         // (it aborts without one). Errors wait for it: Qt's own options (-platform ...) are
@@ -89,6 +96,10 @@ int main(int argc, char** argv) {
     setApplicationNames();
     QApplication::setDesktopFileName(QStringLiteral("tunebench"));
     p.process(app);
+    if (p.value(mode) != QLatin1String("auto-scheduler") && p.value(mode) != QLatin1String("autotvm")) {
+        std::fprintf(stderr, "tunebench: --mode is auto-scheduler or autotvm, not '%s'\n", qPrintable(p.value(mode)));
+        return 2;
+    }
     if (p.isSet(compare) && !p.isSet(inspect)) {
         std::fprintf(stderr, "tunebench: --compare needs --inspect LOG (the log to compare with)\n");
         return 2;
@@ -117,6 +128,10 @@ int main(int argc, char** argv) {
     job.costModel = p.value(costModel);
     job.logPath = p.isSet(log) ? p.value(log) : QStringLiteral("tunebench_%1.json").arg(job.network);
     job.resume = p.isSet(resume);
+    job.autotvm = p.value(mode) == QLatin1String("autotvm");
+    job.tuner = p.value(tuner);
+    job.nTrial = std::max(1, p.value(nTrial).toInt());
+    if (job.autotvm) job.layout = QStringLiteral("NCHW");
     window.setJob(job);
     window.show();
 

@@ -2,6 +2,45 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>tb::models::AutotvmTaskModel</name>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>ID</source>
+        <translation>ID</translation>
+    </message>
+    <message>
+        <source>Template</source>
+        <translation>模板</translation>
+    </message>
+    <message>
+        <source>Args</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>Configs</source>
+        <translation>配置数</translation>
+    </message>
+    <message>
+        <source>Progress</source>
+        <translation>进度</translation>
+    </message>
+    <message>
+        <source>Current GFLOPS</source>
+        <translation>当前 GFLOPS</translation>
+    </message>
+    <message>
+        <source>Best GFLOPS</source>
+        <translation>最佳 GFLOPS</translation>
+    </message>
+    <message>
+        <source>State</source>
+        <translation>状态</translation>
+    </message>
+</context>
+<context>
     <name>tb::models::DeviceQueueModel</name>
     <message>
         <source>Key</source>
@@ -153,6 +192,78 @@
     </message>
 </context>
 <context>
+    <name>tb::session::OnnxInputs</name>
+    <message>
+        <source>%1 (for this model, e.g. %2)</source>
+        <translation>%1（此模型示例：%2）</translation>
+    </message>
+    <message>
+        <source>&apos;%1&apos; is not an input of this model (its inputs: %2)</source>
+        <translation>“%1”不是此模型的输入（其输入：%2）</translation>
+    </message>
+    <message>
+        <source>Input &apos;%1&apos; has dynamic dimensions %2: bind them, e.g. %3</source>
+        <translation>输入“%1”含有动态维度 %2：请绑定，例如 %3</translation>
+    </message>
+    <message>
+        <source>Input &apos;%1&apos; is declared %2; the binding %3 does not fit it (e.g. %4)</source>
+        <translation>输入“%1”声明为 %2；绑定 %3 与之不符（例如 %4）</translation>
+    </message>
+</context>
+<context>
+    <name>tb::session::AutotvmWorker</name>
+    <message>
+        <source>Extracting the AutoTVM tasks of %1 (NCHW, batch %2) for %3…</source>
+        <translation>正在为 %3 提取 %1（NCHW，批大小 %2）的 AutoTVM 任务…</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n AutoTVM task(s) extracted%1; tuner %2, n_trial %3 per task, log %4</source>
+        <translation>
+            <numerusform>已提取 %n 个 AutoTVM 任务%1；调优器 %2，每任务 n_trial %3，日志 %4</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source> (%n conv2d/dense op(s) without a template that runs here skipped)</source>
+        <translation>
+            <numerusform>（跳过了 %n 个在此无可运行模板的 conv2d/dense 算子）</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Could not start AutoTVM tuning: %1</source>
+        <translation>无法开始 AutoTVM 调优：%1</translation>
+    </message>
+    <message numerus="yes">
+        <source>Paused after %n trial(s).</source>
+        <translation>
+            <numerusform>已在 %n 次试验后暂停。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>[Task %1/%2] %3 %4: %5 configs, %6 GFLOP, tuner %7, n_trial %8</source>
+        <translation>[任务 %1/%2] %3 %4：%5 个配置，%6 GFLOP，调优器 %7，n_trial %8</translation>
+    </message>
+    <message>
+        <source>AutoTVM tuning stopped by an error in task %1: %2</source>
+        <translation>AutoTVM 调优因任务 %1 出错而停止：%2</translation>
+    </message>
+    <message>
+        <source>[Task %1/%2] Current/Best: %3/%4 GFLOPS | Progress: (%5/%6) | %7 s Done.</source>
+        <translation>[任务 %1/%2] 当前/最佳：%3/%4 GFLOPS | 进度：(%5/%6) | %7 秒 完成。</translation>
+    </message>
+    <message>
+        <source>Best config: %1</source>
+        <translation>最佳配置：%1</translation>
+    </message>
+    <message>
+        <source>AutoTVM tuning stopped: %1 trials (%2 failed) in %3 s, log %4</source>
+        <translation>AutoTVM 调优已停止：%1 次试验（%2 次失败），用时 %3 秒，日志 %4</translation>
+    </message>
+    <message>
+        <source>AutoTVM tuning finished: %1 trials (%2 failed) in %3 s, log %4</source>
+        <translation>AutoTVM 调优完成：%1 次试验（%2 次失败），用时 %3 秒，日志 %4</translation>
+    </message>
+</context>
+<context>
     <name>tb::session::LogLoader</name>
     <message>
         <source>%1 records read, %2 kept in %3</source>
@@ -185,25 +296,6 @@
         <translation>
             <numerusform>日志中没有记录，只有 %n 行注释</numerusform>
         </translation>
-    </message>
-</context>
-<context>
-    <name>tb::session::OnnxInputs</name>
-    <message>
-        <source>%1 (for this model, e.g. %2)</source>
-        <translation>%1（此模型示例：%2）</translation>
-    </message>
-    <message>
-        <source>&apos;%1&apos; is not an input of this model (its inputs: %2)</source>
-        <translation>“%1”不是此模型的输入（其输入：%2）</translation>
-    </message>
-    <message>
-        <source>Input &apos;%1&apos; has dynamic dimensions %2: bind them, e.g. %3</source>
-        <translation>输入“%1”含有动态维度 %2：请绑定，例如 %3</translation>
-    </message>
-    <message>
-        <source>Input &apos;%1&apos; is declared %2; the binding %3 does not fit it (e.g. %4)</source>
-        <translation>输入“%1”声明为 %2；绑定 %3 与之不符（例如 %4）</translation>
     </message>
 </context>
 <context>
@@ -273,6 +365,41 @@
     <message>
         <source>Runner: %1</source>
         <translation>运行器：%1</translation>
+    </message>
+</context>
+<context>
+    <name>tb::widgets::AutotvmPanel</name>
+    <message>
+        <source>Trials of the task</source>
+        <translation>该任务的试验次数</translation>
+    </message>
+    <message>
+        <source>GFLOPS</source>
+        <translation>GFLOPS</translation>
+    </message>
+    <message>
+        <source>measured config</source>
+        <translation>已测配置</translation>
+    </message>
+    <message>
+        <source>best so far</source>
+        <translation>目前最佳</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>Best config</source>
+        <translation>最佳配置</translation>
+    </message>
+    <message>
+        <source>Task %1 %2: no valid config yet</source>
+        <translation>任务 %1 %2：尚无有效配置</translation>
+    </message>
+    <message>
+        <source>Task %1 %2: best config #%3 of %4, trial %5, %6 GFLOPS</source>
+        <translation>任务 %1 %2：最佳配置 #%3（共 %4 个），第 %5 次试验，%6 GFLOPS</translation>
     </message>
 </context>
 <context>
@@ -1224,6 +1351,38 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
     <message>
         <source>Resume</source>
         <translation>继续</translation>
+    </message>
+    <message>
+        <source>Mode</source>
+        <translation>模式</translation>
+    </message>
+    <message>
+        <source>Auto-scheduler</source>
+        <translation>自动调度器（Ansor）</translation>
+    </message>
+    <message>
+        <source>AutoTVM</source>
+        <translation>AutoTVM</translation>
+    </message>
+    <message>
+        <source>Auto-scheduler: Ansor&apos;s sketch search over all tasks; AutoTVM: each task&apos;s template config space, tuned task by task</source>
+        <translation>自动调度器：Ansor 对所有任务做草图搜索；AutoTVM：按模板配置空间逐个任务调优</translation>
+    </message>
+    <message>
+        <source>Tuner</source>
+        <translation>调优器</translation>
+    </message>
+    <message>
+        <source>The AutoTVM tuner, as TVM names it (xgb: XGBoost cost model + simulated annealing)</source>
+        <translation>AutoTVM 调优器，名称同 TVM（xgb：XGBoost 代价模型 + 模拟退火）</translation>
+    </message>
+    <message>
+        <source>Trials per task</source>
+        <translation>每任务试验数</translation>
+    </message>
+    <message>
+        <source>n_trial: configs measured per task, at most its config space</source>
+        <translation>n_trial：每个任务测量的配置数，至多为其配置空间大小</translation>
     </message>
 </context>
 <context>

@@ -34,11 +34,13 @@
 #include "app/session/logloader.h"
 #include "app/session/trackermonitor.h"
 #include "app/session/tuningsession.h"
+#include "widgets/autotvmpanel.h"
 #include "widgets/dagview.h"
 #include "widgets/fleettimeline.h"
 #include "widgets/latencychart.h"
 #include "widgets/loginspector.h"
 #include "widgets/models/fleetmodel.h"
+#include "widgets/models/autotvmtaskmodel.h"
 #include "widgets/models/measurementmodel.h"
 #include "widgets/models/tasktablemodel.h"
 #include "widgets/setupwidget.h"
@@ -130,6 +132,8 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
         new WorkloadDelegate(models::TaskTableModel::DescriptionRole, models::TaskTableModel::ShapesRole, false, m_taskView));
     m_chart = new LatencyChart(this);
     m_dagView = new DagView(this);
+    m_autotvm = new AutotvmPanel(this);
+    m_autotvm->hide();
     m_tracker = new TrackerPanel(this);
     m_fleet = new FleetPanel(this);
     m_measureView = new QTableView(this);
@@ -165,14 +169,17 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
     m_bottomTabs->addTab(m_log, QString());
     m_bottomTabs->addTab(m_measureView, QString());
     m_bottomTabs->addTab(m_fleet, QString());
+    m_midRow = midRow;
     auto* central = new QSplitter(Qt::Vertical, this);
+    central->addWidget(m_autotvm);  // AutoTVM mode: in place of the next two
     central->addWidget(m_taskView);
     central->addWidget(midRow);
     central->addWidget(m_bottomTabs);
-    central->setStretchFactor(0, 4);
+    central->setStretchFactor(0, 8);
     central->setStretchFactor(1, 4);
-    central->setStretchFactor(2, 2);
-    central->setSizes({340, 420, 170});
+    central->setStretchFactor(2, 4);
+    central->setStretchFactor(3, 2);
+    central->setSizes({760, 340, 420, 170});
     midRow->setSizes({650, 650});
     setCentralWidget(central);
 
@@ -246,7 +253,23 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
     connect(m_session, &session::TuningSession::progressChanged, m_progress, &QProgressBar::setValue);
     connect(m_session, &session::TuningSession::fleetEventsAvailable, m_fleet->model(), &models::FleetModel::addEvents);
     connect(m_session, &session::TuningSession::dagAvailable, this, [this](const session::DagSnapshot& d) {
-        if (d.taskId == m_selectedTask) m_dagView->setDag(d);
+        if (m_runningJob.autotvm) m_autotvm->setDag(d);
+        else if (d.taskId == m_selectedTask) m_dagView->setDag(d);
+    });
+    // AutoTVM mode: its panel shows the tasks, their curves and the best config's program.
+    connect(m_setup, &SetupWidget::autotvmModeChanged, this, &MainWindow::setAutotvmMode);
+    connect(m_autotvm, &AutotvmPanel::dagRequested, m_session, &session::TuningSession::requestDag);
+    connect(m_session, &session::TuningSession::autotvmTasksAdded, this, [this](const QList<session::AutotvmTaskRow>& rows) {
+        m_autotvm->setTasks(rows);
+        updateStatus();
+    });
+    connect(m_session, &session::TuningSession::autotvmTasksUpdated, m_autotvm, &AutotvmPanel::updateTasks);
+    connect(m_session, &session::TuningSession::autotvmTrialsAvailable, this, [this](const QList<session::AutotvmTrial>& trials) {
+        m_autotvm->addTrials(trials);
+        m_totalTrials += int(trials.size());
+        for (const auto& t : trials)
+            if (t.errorNo != 0) ++m_failedTrials;
+        updateStatus();
     });
     connect(m_session, &session::TuningSession::logMessage, this,
             [this](const QString& line) { m_log->appendPlainText(logText(line)); });
@@ -408,6 +431,7 @@ void MainWindow::startTuning() {
     m_measureModel->clear();
     m_chart->clear();
     m_dagView->clear();
+    m_autotvm->clear();
     m_selectedTask = -1;
     m_parked = false;
     m_pausedS = 0;
@@ -418,6 +442,7 @@ void MainWindow::startTuning() {
     // The job appends to the log it resumes: its history is what the file holds now.
     m_resumeBytes = j.resume ? QFileInfo(j.logPath).size() : -1;
     m_lastLogPath = j.logPath;
+    setAutotvmMode(j.autotvm);
     m_session->start(j);
     m_fleet->model()->setJobId(m_session->jobId());
     m_fleet->model()->setJobTracker(j.runner == QLatin1String("rpc") ? QStringLiteral("%1:%2").arg(j.trackerHost).arg(j.trackerPort)
@@ -429,10 +454,23 @@ void MainWindow::showFleetPanel() {
     m_bottomTabs->setCurrentWidget(m_fleet);
     // The strip needs a row per device: give the bottom row of the centre more height.
     if (auto* central = qobject_cast<QSplitter*>(centralWidget())) {
+        // Rows: the AutoTVM panel, the task table, the DAG/chart row, the bottom tabs (hidden rows keep their size).
         QList<int> sizes = central->sizes();
-        const int total = sizes.value(0) + sizes.value(1) + sizes.value(2);
-        if (sizes.size() == 3 && total > 0) central->setSizes({total * 30 / 100, total * 35 / 100, total * 35 / 100});
+        if (sizes.size() != 4) return;
+        if (m_autotvm->isVisible()) {
+            const int total = sizes[0] + sizes[3];
+            if (total > 0) central->setSizes({total * 65 / 100, sizes[1], sizes[2], total * 35 / 100});
+        } else {
+            const int total = sizes[1] + sizes[2] + sizes[3];
+            if (total > 0) central->setSizes({sizes[0], total * 30 / 100, total * 35 / 100, total * 35 / 100});
+        }
     }
+}
+
+void MainWindow::setAutotvmMode(bool on) {
+    m_autotvm->setVisible(on);
+    m_taskView->setVisible(!on);
+    m_midRow->setVisible(!on);
 }
 
 void MainWindow::loadResumedHistory(const QList<session::TaskRow>& tasks) {
@@ -502,7 +540,8 @@ void MainWindow::updateStatus() {
     switch (m_session->state()) {
         case State::Idle: text = m_finishedText.isEmpty() ? tr("Ready") : m_finishedText; break;
         case State::Running:
-            text = m_taskModel->rowCount() == 0 ? tr("Extracting tasks…")
+            text = (m_runningJob.autotvm ? m_autotvm->model()->rowCount() : m_taskModel->rowCount()) == 0
+                       ? tr("Extracting tasks…")
                                                 : tr("Tuning: %n trial(s) measured", nullptr, m_totalTrials);
             break;
         case State::Paused:

@@ -34,6 +34,7 @@ class TrackerMonitor;
 
 namespace tb::widgets {
 
+class AutotvmPanel;
 class DagView;
 class FleetPanel;
 class LatencyChart;
@@ -64,6 +65,7 @@ public:
     QTableView* taskView() const { return m_taskView; }
     LatencyChart* chart() const { return m_chart; }
     DagView* dagView() const { return m_dagView; }
+    AutotvmPanel* autotvmPanel() const { return m_autotvm; }
     TrackerPanel* trackerPanel() const { return m_tracker; }
     FleetPanel* fleetPanel() const { return m_fleet; }
     /// Brings the device fleet's tab (timeline, per-key table, controls) to the front.
@@ -92,6 +94,8 @@ private:
     /// The engine's text as the log view shows it: tabs expanded, paused time out of "Used time".
     QString logText(const QString& engineText) const;
     void loadResumedHistory(const QList<session::TaskRow>& tasks);
+    /// AutoTVM mode: the AutoTVM panel in place of the task table, the DAG view and the charts.
+    void setAutotvmMode(bool on);
 
     session::TuningSession* m_session;
     session::TrackerMonitor* m_trackerMonitor;
@@ -105,6 +109,8 @@ private:
     QTableView* m_measureView;
     LatencyChart* m_chart;
     DagView* m_dagView;
+    AutotvmPanel* m_autotvm;
+    QWidget* m_midRow;
     TrackerPanel* m_tracker;
     FleetPanel* m_fleet;
     QTabWidget* m_bottomTabs;

@@ -23,6 +23,8 @@
 #include <QStyle>
 #include <QVBoxLayout>
 
+#include "app/session/tuningsession.h"
+
 namespace tb::widgets {
 
 namespace {
@@ -130,6 +132,19 @@ SetupWidget::SetupWidget(const QStringList& networks, std::function<QString(cons
 
     m_searchBox = new QGroupBox(this);
     m_searchForm = new QFormLayout(m_searchBox);
+    m_mode = new QComboBox(m_searchBox);
+    m_mode->setObjectName(QStringLiteral("SearchMode"));
+    m_mode->addItem(QStringLiteral("-"), false);  // "Auto-scheduler", set by retranslate()
+    m_mode->addItem(QStringLiteral("-"), true);   // "AutoTVM"
+    m_searchForm->addRow(QStringLiteral("-"), m_mode);
+    m_tuner = new QComboBox(m_searchBox);
+    m_tuner->setObjectName(QStringLiteral("AutotvmTuner"));
+    m_tuner->addItems(session::TuningSession::autotvmTunerNames());
+    m_searchForm->addRow(QStringLiteral("-"), m_tuner);
+    m_nTrial = new QSpinBox(m_searchBox);
+    m_nTrial->setRange(1, 10000000);
+    m_nTrial->setValue(100);
+    m_searchForm->addRow(QStringLiteral("-"), m_nTrial);
     m_trials = new QSpinBox(m_searchBox);
     m_trials->setRange(0, 10000000);
     m_searchForm->addRow(QStringLiteral("-"), m_trials);
@@ -224,13 +239,30 @@ SetupWidget::SetupWidget(const QStringList& networks, std::function<QString(cons
         revalidate();
     });
     connect(m_key, &QLineEdit::textChanged, this, [this] { revalidate(); });
+    connect(m_mode, &QComboBox::currentIndexChanged, this, [this] {
+        applyMode();
+        followNetworkInLogName();
+        Q_EMIT autotvmModeChanged(m_mode->currentData().toBool());
+    });
     connect(m_tracker, &QLineEdit::textChanged, this, [this] { revalidate(); });
     connect(m_log, &QLineEdit::textChanged, this, [this] { updateResumeOffer(); });
     m_tracker->setEnabled(false);
     m_key->setEnabled(false);
     retranslate();
+    applyMode();
     updateResumeOffer();
     revalidate();
+}
+
+void SetupWidget::applyMode() {
+    // AutoTVM mode tunes a zoo network's NCHW tasks on this machine (autotvm tune --network): the
+    // auto-scheduler's budget, rounds, strategy, cost model and RPC fields do not apply.
+    const bool autotvm = m_mode->currentData().toBool();
+    for (QWidget* w : std::initializer_list<QWidget*>{m_tuner, m_nTrial}) m_searchForm->setRowVisible(w, autotvm);
+    for (QWidget* w : std::initializer_list<QWidget*>{m_trials, m_perRound, m_strategy, m_costModel, m_taskIds, m_defaultSeed})
+        m_searchForm->setRowVisible(w, !autotvm);
+    for (QWidget* w : std::initializer_list<QWidget*>{m_onnxRow, m_layout, m_shapes, m_winograd}) m_netForm->setRowVisible(w, !autotvm);
+    for (QWidget* w : std::initializer_list<QWidget*>{m_runner, m_tracker, m_key}) m_runForm->setRowVisible(w, !autotvm);
 }
 
 void SetupWidget::retranslate() {
@@ -257,6 +289,15 @@ void SetupWidget::retranslate() {
     updateTargetPopupWidth();
     m_target->setToolTip(tr("A TVM target string, e.g. llvm -mcpu=znver4 or llvm -mtriple=aarch64-linux-gnu -mattr=+neon"));
     m_searchBox->setTitle(tr("Search"));
+    setRowLabel(m_searchForm, m_mode, tr("Mode"));
+    m_mode->setItemText(0, tr("Auto-scheduler"));
+    m_mode->setItemText(1, tr("AutoTVM"));
+    m_mode->setToolTip(tr("Auto-scheduler: Ansor's sketch search over all tasks; AutoTVM: each task's template "
+                          "config space, tuned task by task"));
+    setRowLabel(m_searchForm, m_tuner, tr("Tuner"));
+    m_tuner->setToolTip(tr("The AutoTVM tuner, as TVM names it (xgb: XGBoost cost model + simulated annealing)"));
+    setRowLabel(m_searchForm, m_nTrial, tr("Trials per task"));
+    m_nTrial->setToolTip(tr("n_trial: configs measured per task, at most its config space"));
     setRowLabel(m_searchForm, m_trials, tr("Trials"));
     m_trials->setSpecialValueText(tr("64 × tasks"));
     setRowLabel(m_searchForm, m_perRound, tr("Measures per round"));
@@ -321,6 +362,9 @@ session::TuningJob SetupWidget::job() const {
     j.layout = m_layout->currentText();
     j.winograd = m_winograd->isChecked();
     j.target = isHostTarget() ? QString() : m_target->currentText().trimmed();
+    j.autotvm = m_mode->currentData().toBool();
+    j.tuner = m_tuner->currentText();
+    j.nTrial = m_nTrial->value();
     j.trials = m_trials->value();
     j.perRound = m_perRound->value();
     j.earlyStopping = m_earlyStopping->value();
@@ -344,6 +388,12 @@ session::TuningJob SetupWidget::job() const {
     j.logPath = m_log->text().trimmed();
     j.resume = m_resume->isEnabled() && m_resume->isChecked();
     j.latencyLogPath = m_latencyLog->text().trimmed();
+    if (j.autotvm) {  // what AutoTVM mode tunes (the fields applyMode hides)
+        j.onnxPath.clear();
+        j.shapes.clear();
+        j.layout = QStringLiteral("NCHW");
+        j.runner = QStringLiteral("local");
+    }
     return j;
 }
 
@@ -361,6 +411,9 @@ void SetupWidget::setJob(const session::TuningJob& j) {
         m_target->setCurrentIndex(0);
     else
         m_target->setEditText(j.target);
+    m_mode->setCurrentIndex(j.autotvm ? 1 : 0);
+    if (m_tuner->findText(j.tuner) >= 0) m_tuner->setCurrentText(j.tuner);
+    m_nTrial->setValue(j.nTrial);
     m_trials->setValue(j.trials);
     m_perRound->setValue(j.perRound);
     m_earlyStopping->setValue(j.earlyStopping);
@@ -427,13 +480,13 @@ QStringList SetupWidget::shapeBindings() const {
 
 QString SetupWidget::defaultLogPath(const session::TuningJob& job) {
     const QString stem = job.onnxPath.trimmed().isEmpty() ? job.network : QFileInfo(job.onnxPath.trimmed()).completeBaseName();
-    return QStringLiteral("tunebench_%1.json").arg(stem);
+    return job.autotvm ? QStringLiteral("tunebench_%1_autotvm.log").arg(stem) : QStringLiteral("tunebench_%1.json").arg(stem);
 }
 
 bool SetupWidget::isGeneratedLogName(const QString& path, const session::TuningJob& job) const {
     // TuningJob's default, this job's default, or the default of a zoo network.
     if (path == QLatin1String("tunebench.json") || path == defaultLogPath(job)) return true;
-    static const QRegularExpression zooLog(QStringLiteral("^tunebench_(.+)\\.json$"));
+    static const QRegularExpression zooLog(QStringLiteral("^tunebench_(.+?)(_autotvm\\.log|\\.json)$"));
     const QRegularExpressionMatch m = zooLog.match(path);
     return m.hasMatch() && m_network->findText(m.captured(1)) >= 0;
 }

@@ -7,6 +7,8 @@
 // offered when the record log exists). Every `tunebench-cli tune` option has a field here.
 // Choosing an ONNX model reads its inputs (session::readOnnxInputs) and prefills the input shapes
 // with a binding of its dynamic dims; the log name follows the network unless edited by hand.
+// The search mode picks the auto-scheduler or AutoTVM (`tunebench-cli autotvm tune --network`: a
+// tuner and n_trial per task; the fields AutoTVM mode does not use are hidden).
 
 #include <QWidget>
 
@@ -61,6 +63,8 @@ public:
 
 Q_SIGNALS:
     void validityChanged(bool valid);
+    /// The search mode changed: AutoTVM (true) or the auto-scheduler.
+    void autotvmModeChanged(bool autotvm);
 
 protected:
     void changeEvent(QEvent* e) override;
@@ -69,6 +73,7 @@ private:
     void retranslate();
     void revalidate();
     void updateResumeOffer();
+    void applyMode();
     bool isHostTarget() const;
     void onOnnxChanged();
     void followNetworkInLogName();
@@ -101,6 +106,9 @@ private:
     QCheckBox* m_winograd;
     QComboBox* m_target;
     QLabel* m_targetError;
+    QComboBox* m_mode;
+    QComboBox* m_tuner;
+    QSpinBox* m_nTrial;
     QSpinBox* m_trials;
     QSpinBox* m_perRound;
     QSpinBox* m_earlyStopping;

@@ -200,6 +200,12 @@ struct TuningJob {
     QString logPath = QStringLiteral("tunebench.json");
     bool resume = false;
     QString latencyLogPath;      ///< TVM's total_latency.tsv lines; empty (the window's default) = none
+    // ---- AutoTVM mode (`tunebench-cli autotvm tune --network`: --tuner, --n-trial): the zoo network's
+    //      AutoTVM tasks (NCHW) tuned one after another; batch, target, earlyStopping (<= 0: never),
+    //      seed, the local runner's fields and the log are shared with the auto-scheduler mode
+    bool autotvm = false;
+    QString tuner = QStringLiteral("xgb");  ///< a TuningSession::autotvmTunerNames() name
+    int nTrial = 100;            ///< configs per task (min with the task's space size, as TVM's tutorials)
 
     bool operator==(const TuningJob&) const = default;
 };

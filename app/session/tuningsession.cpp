@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "app/session/autotvmworker.h"
 #include "app/session/tuningworker.h"
 #include "engine/codegen/target.h"
 #include "engine/graph/zoo.h"
@@ -23,6 +24,8 @@ TuningSession::TuningSession(QObject* parent) : QObject(parent), m_dags(std::mak
     qRegisterMetaType<QList<MeasureRow>>();
     qRegisterMetaType<FleetEvent>();
     qRegisterMetaType<QList<FleetEvent>>();
+    qRegisterMetaType<QList<AutotvmTaskRow>>();
+    qRegisterMetaType<QList<AutotvmTrial>>();
 }
 
 TuningSession::~TuningSession() {
@@ -44,6 +47,8 @@ QString TuningSession::validateTarget(const QString& target) {
         return QString::fromUtf8(e.what());
     }
 }
+
+QStringList TuningSession::autotvmTunerNames() { return AutotvmWorker::tunerNames(); }
 
 void TuningSession::setState(State s) {
     if (s == m_state) return;
@@ -73,15 +78,39 @@ void TuningSession::ensureWorker() {
         const QList<FleetEvent> events = m_worker->takeFleetEvents();
         if (!events.isEmpty()) Q_EMIT fleetEventsAvailable(events);
     }, Qt::QueuedConnection);
-    connect(m_worker, &TuningWorker::finished, this, [this](const QString& summary) {
+    const auto onFinished = [this](const QString& summary) {
         setState(State::Idle);
         Q_EMIT tuningFinished(summary);
-    });
-    connect(m_worker, &TuningWorker::failed, this, [this](const QString& message) {
+    };
+    const auto onFailed = [this](const QString& message) {
         setState(State::Idle);
         Q_EMIT tuningFailed(message);
-    });
+    };
+    connect(m_worker, &TuningWorker::finished, this, onFinished);
+    connect(m_worker, &TuningWorker::failed, this, onFailed);
+    m_autotvm = new AutotvmWorker(m_dags);
+    m_autotvm->moveToThread(m_thread.get());
+    connect(m_thread.get(), &QThread::finished, m_autotvm, &QObject::deleteLater);
+    connect(m_autotvm, &AutotvmWorker::tasksAdded, this, &TuningSession::autotvmTasksAdded);
+    connect(m_autotvm, &AutotvmWorker::tasksUpdated, this, &TuningSession::autotvmTasksUpdated);
+    connect(m_autotvm, &AutotvmWorker::trialsAvailable, this, &TuningSession::autotvmTrialsAvailable);
+    connect(m_autotvm, &AutotvmWorker::progressChanged, this, &TuningSession::progressChanged);
+    connect(m_autotvm, &AutotvmWorker::logMessage, this, &TuningSession::logMessage);
+    connect(m_autotvm, &AutotvmWorker::parked, this, &TuningSession::paused);
+    connect(m_autotvm, &AutotvmWorker::finished, this, onFinished);
+    connect(m_autotvm, &AutotvmWorker::failed, this, onFailed);
     m_thread->start();
+}
+
+void TuningSession::setWorkerFlags(bool stop, bool pause, bool wake) {
+    m_worker->stopRequested = stop;
+    m_worker->pauseRequested = pause;
+    m_autotvm->stopRequested = stop;
+    m_autotvm->pauseRequested = pause;
+    if (!wake) return;
+    // Only the worker of the running job has work to continue; the other ignores wake().
+    QMetaObject::invokeMethod(m_worker, [w = m_worker] { w->wake(); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(m_autotvm, [w = m_autotvm] { w->wake(); }, Qt::QueuedConnection);
 }
 
 void TuningSession::start(const TuningJob& job) {
@@ -91,38 +120,36 @@ void TuningSession::start(const TuningJob& job) {
     }
     ensureWorker();
     const quint64 id = ++m_jobId;
-    m_worker->stopRequested = false;
-    m_worker->pauseRequested = false;
+    setWorkerFlags(false, false, false);
     setState(State::Running);
-    QMetaObject::invokeMethod(m_worker, [w = m_worker, job, id] { w->start(job, id); }, Qt::QueuedConnection);
+    if (job.autotvm)
+        QMetaObject::invokeMethod(m_autotvm, [w = m_autotvm, job, id] { w->start(job, id); }, Qt::QueuedConnection);
+    else
+        QMetaObject::invokeMethod(m_worker, [w = m_worker, job, id] { w->start(job, id); }, Qt::QueuedConnection);
 }
 
 void TuningSession::pause() {
     if (m_state != State::Running) return;
-    m_worker->pauseRequested = true;
+    setWorkerFlags(false, true, false);
     setState(State::Paused);
 }
 
 void TuningSession::resume() {
     if (m_state != State::Paused) return;
-    m_worker->pauseRequested = false;
     setState(State::Running);
-    QMetaObject::invokeMethod(m_worker, [w = m_worker] { w->wake(); }, Qt::QueuedConnection);
+    setWorkerFlags(false, false, true);
 }
 
 void TuningSession::stop() {
     if (m_state != State::Running && m_state != State::Paused) return;
     // Checked by the worker between rounds: the running round completes and is recorded.
-    m_worker->stopRequested = true;
-    m_worker->pauseRequested = false;
     setState(State::Stopping);
-    QMetaObject::invokeMethod(m_worker, [w = m_worker] { w->wake(); }, Qt::QueuedConnection);
+    setWorkerFlags(true, false, true);
 }
 
 void TuningSession::shutdown() {
     if (m_thread) {
-        m_worker->stopRequested = true;
-        m_worker->pauseRequested = false;
+        setWorkerFlags(true, false, false);
         // The event loop ends after the event it is running (at most the current round, whose
         // records are already appended); queued rounds are dropped; the worker is deleted in its
         // thread before wait() returns.
@@ -130,6 +157,7 @@ void TuningSession::shutdown() {
         m_thread->wait();
         m_thread.reset();
         m_worker = nullptr;
+        m_autotvm = nullptr;
     }
     if (m_dagThread) m_dagThread->wait();
     setState(State::Idle);

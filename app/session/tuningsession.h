@@ -9,12 +9,14 @@
 #include <QStringList>
 #include <memory>
 
+#include "app/session/autotvmrows.h"
 #include "app/session/snapshots.h"
 
 class QThread;
 
 namespace tb::session {
 
+class AutotvmWorker;
 class DagSource;
 class TuningWorker;
 
@@ -31,12 +33,16 @@ public:
     static QStringList networkNames();
     /// Empty for a valid TVM target string, else the parser's message.
     static QString validateTarget(const QString& target);
+    /// The AutoTVM tuners the window offers (TVM's tutorial names: "xgb", "ga", "random", ...).
+    static QStringList autotvmTunerNames();
 
     State state() const { return m_state; }
     /// Id of the last job started (0 before the first); DAG snapshots carry it.
     quint64 jobId() const { return m_jobId; }
 
 public Q_SLOTS:
+    /// Tunes the job: with the auto-scheduler, or (job.autotvm) the network's AutoTVM tasks one
+    /// after another (the autotvm* signals instead of tasksAdded/measurementsAvailable/...).
     void start(const tb::session::TuningJob& job);
     void pause();
     void resume();
@@ -57,6 +63,9 @@ Q_SIGNALS:
     void fleetEventsAvailable(const QList<tb::session::FleetEvent>& events);
     void progressChanged(int permille);  ///< trials spent / budget, 0..1000
     void dagAvailable(const tb::session::DagSnapshot& dag);
+    void autotvmTasksAdded(const QList<tb::session::AutotvmTaskRow>& tasks);
+    void autotvmTasksUpdated(const QList<tb::session::AutotvmTaskRow>& tasks);
+    void autotvmTrialsAvailable(const QList<tb::session::AutotvmTrial>& trials);
     void logMessage(const QString& line);
     /// The worker has parked between two rounds after pause().
     void paused();
@@ -67,9 +76,12 @@ private:
     void setState(State s);
     void ensureWorker();
     void launchDagJob(int taskId);
+    /// Sets the stop and pause flags of both workers and wakes the one that runs.
+    void setWorkerFlags(bool stop, bool pause, bool wake);
 
     std::unique_ptr<QThread> m_thread;
     TuningWorker* m_worker = nullptr;
+    AutotvmWorker* m_autotvm = nullptr;  // on the same thread; runs the AutoTVM mode's jobs
     std::shared_ptr<DagSource> m_dags;
     State m_state = State::Idle;
     quint64 m_jobId = 0;

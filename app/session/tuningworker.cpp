@@ -45,7 +45,7 @@ std::optional<DagSnapshot> DagSource::snapshot(int taskId) const {
         // Copy out under the lock (DAGs are immutable and shared, States copy-on-write), then do
         // the slow lowering and compiling without holding it: the worker updates bests meanwhile.
         std::lock_guard<std::mutex> lock(d->mutex);
-        if (taskId < 0 || size_t(taskId) >= d->entries.size()) return std::nullopt;
+        if (taskId < 0 || size_t(taskId) >= d->entries.size() || !d->entries[size_t(taskId)].dag) return std::nullopt;
         e = d->entries[size_t(taskId)];
         target = d->target;
         jobId = d->jobId;
@@ -55,6 +55,20 @@ std::optional<DagSnapshot> DagSource::snapshot(int taskId) const {
     s.taskId = taskId;
     s.description = adapter::qstr(e.desc);
     return s;
+}
+
+void DagSource::resetJob(quint64 jobId, const codegen::Target& target, int tasks) {
+    std::lock_guard<std::mutex> lock(d->mutex);
+    d->jobId = jobId;
+    d->target = target;
+    d->entries.assign(size_t(std::max(0, tasks)), Impl::Entry{});
+}
+
+void DagSource::setTask(int taskId, std::shared_ptr<const te::ComputeDAG> dag, const std::string& desc, const State& best,
+                        double bestCostS) {
+    std::lock_guard<std::mutex> lock(d->mutex);
+    if (taskId < 0 || size_t(taskId) >= d->entries.size()) return;
+    d->entries[size_t(taskId)] = {std::move(dag), desc, best, bestCostS};
 }
 
 // ---- the engine objects of one job ------------------------------------------------------------

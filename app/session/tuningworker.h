@@ -12,8 +12,15 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 
 #include "app/session/snapshots.h"
+
+namespace tb {
+class State;
+namespace codegen { struct Target; }
+namespace te { class ComputeDAG; }
+}  // namespace tb
 
 namespace tb::session {
 
@@ -26,6 +33,11 @@ public:
     /// Builds the snapshot of task `taskId` of the current job (lowering + LLVM compile: slow, call
     /// it off the GUI thread); nullopt when there is no such task.
     std::optional<DagSnapshot> snapshot(int taskId) const;
+    /// For other workers (AutoTVM mode): a new job of `tasks` tasks, none with a program yet.
+    void resetJob(quint64 jobId, const codegen::Target& target, int tasks);
+    /// Task `taskId`'s program: its DAG, best State and that State's cost (s; >= 1e9: none).
+    void setTask(int taskId, std::shared_ptr<const te::ComputeDAG> dag, const std::string& desc, const State& best,
+                 double bestCostS);
 
     struct Impl;
     std::unique_ptr<Impl> d;
