@@ -87,6 +87,29 @@ void StateBuilder::computeAt(const StageRefName& stage, const StageRefName& targ
     addStep(&m_state, Step(ComputeAtStep{sid, tid, iterId(tid, iter)}), *m_dag);
 }
 
+void StateBuilder::computeInline(const StageRefName& stage) {
+    addStep(&m_state, Step(ComputeInlineStep{stageId(stage)}), *m_dag);
+}
+
+std::vector<StageRefName> StateBuilder::computeStagesAfter(const StageRefName& stage) const {
+    const auto& stages = m_state.stages();
+    std::vector<StageRefName> out;
+    for (size_t i = size_t(stageId(stage)) + 1; i < stages.size(); ++i) {
+        if (!stages[i]->op->isCompute()) continue;
+        int occurrence = 0;
+        for (size_t j = 0; j < i; ++j) occurrence += stages[j]->op->name == stages[i]->op->name;
+        out.push_back({stages[i]->op->name, occurrence});
+    }
+    return out;
+}
+
+bool StateBuilder::hasStage(const StageRefName& stage) const {
+    int seen = 0;
+    for (const auto& st : m_state.stages())
+        if (st->op->name == stage.name && seen++ == stage.occurrence) return true;
+    return false;
+}
+
 void StateBuilder::cacheWrite(const StageRefName& stage, const std::string& scope) {
     addStep(&m_state, Step(CacheWriteStep{stageId(stage), scope}), *m_dag);
 }

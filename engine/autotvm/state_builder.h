@@ -42,9 +42,16 @@ public:
     void annotate(const StageRefName& stage, const std::string& iter, IteratorAnnotation ann);
     /// `s[stage].compute_at(s[target], iter)`.
     void computeAt(const StageRefName& stage, const StageRefName& target, const std::string& iter);
+    /// `s[stage].compute_inline()`.
+    void computeInline(const StageRefName& stage);
     /// `s.cache_write(stage, scope)`: inserts stage `<name>.<scope>` before it.
     void cacheWrite(const StageRefName& stage, const std::string& scope);
 
+    /// The compute stages after `stage` in stage order (for a network kernel: the ops fused after
+    /// the template's output; the last one is the kernel's output).
+    std::vector<StageRefName> computeStagesAfter(const StageRefName& stage) const;
+    /// True if the DAG has the stage.
+    bool hasStage(const StageRefName& stage) const;
     /// The loop names of a stage, outermost first.
     std::vector<std::string> iters(const StageRefName& stage) const;
     /// Bound inference; the result is ready for lowering.

@@ -55,16 +55,22 @@ ExtractedTasks extractX86Tasks(const graph::Graph& graph) {
             ++out.skippedOps;
             continue;
         }
-        ojson args = ojson::array({tensorArg(data), tensorArg(weight)});
-        args.push_back(pair(a.getInts("strides", {1, 1})));
-        args.push_back(fourPads(a.getInts("padding", {0, 0})));
-        args.push_back(pair(a.getInts("dilation", {1, 1})));
-        args.push_back("NCHW");
-        args.push_back("NCHW");
-        args.push_back("float32");
-        add("conv2d_NCHWc.x86", std::move(args));
+        add("conv2d_NCHWc.x86", conv2dNCHWcTaskArgs(data.shape, weight.shape, a));
     }
     return out;
+}
+
+ojson conv2dNCHWcTaskArgs(const std::vector<std::int64_t>& dataNCHW, const std::vector<std::int64_t>& kernelOIHW,
+                          const graph::Attrs& a) {
+    ojson args = ojson::array({ojson::array({"TENSOR", dataNCHW, "float32"}),
+                               ojson::array({"TENSOR", kernelOIHW, "float32"})});
+    args.push_back(pair(a.getInts("strides", {1, 1})));
+    args.push_back(fourPads(a.getInts("padding", {0, 0})));
+    args.push_back(pair(a.getInts("dilation", {1, 1})));
+    args.push_back("NCHW");
+    args.push_back("NCHW");
+    args.push_back("float32");
+    return args;
 }
 
 }  // namespace tb::autotvm

@@ -36,4 +36,11 @@ struct ExtractedTasks {
 /// The AutoTVM x86 tasks of `graph` (see the file comment). Never throws for an unsupported op.
 ExtractedTasks extractX86Tasks(const graph::Graph& graph);
 
+/// The args of TVM's conv2d_NCHWc.x86 task for an NCHW conv2d (what topi.x86.conv2d_nchw passes
+/// the template): [["TENSOR", data NCHW, "float32"], ["TENSOR", kernel OIHW, "float32"], strides
+/// (2), padding (4: top, left, bottom, right), dilation (2), "NCHW", "NCHW", "float32"], with
+/// strides, padding and dilation from the conv's attrs.
+nlohmann::ordered_json conv2dNCHWcTaskArgs(const std::vector<std::int64_t>& dataNCHW,
+                                           const std::vector<std::int64_t>& kernelOIHW, const graph::Attrs& attrs);
+
 }  // namespace tb::autotvm
