@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+// AutoTVM's ARM CPU templates instantiated (conv2d_nchw_spatial_pack.arm_cpu,
+// depthwise_conv2d_nchw.arm_cpu; TVM v0.14 python/tvm/topi/arm_cpu/): sampled configs and the
+// TopHub arm_cpu configs lower, compile and compute what the reference interpreter computes on the
+// same DAG; the arm_cpu task extraction lists the implementations TVM's arm_cpu strategy offers.
+#include <QtTest>
+
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/autotvm/log_check.h"
+#include "engine/autotvm/task.h"
+#include "engine/autotvm/task_extraction.h"
+#include "engine/graph/zoo.h"
+#include "engine/lower/lower_state.h"
+#include "engine/record/record_io.h"
+#include "engine/te/interpreter.h"
+#include "test_measure_util.h"
+#include "test_util.h"
+
+using namespace tb;
+using namespace tb::autotvm;
+using ojson = nlohmann::ordered_json;
+
+namespace {
+
+const char* kArmTarget = "llvm -device=arm_cpu -mtriple=aarch64-linux-gnu -mattr=+neon";
+
+// The first, the last and `nRandom` seeded random valid indices of a space.
+std::vector<std::int64_t> sampleIndices(const ConfigSpace& space, int nRandom, unsigned seed) {
+    std::vector<std::int64_t> out{0, space.rangeLength() - 1};
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<std::int64_t> d(0, space.rangeLength() - 1);
+    while (int(out.size()) < nRandom + 2) out.push_back(d(rng));
+    return out;
+}
+
+// Lowers and compiles config `cfg` (for this host: the program is the same whatever the target),
+// runs it on seeded random inputs and compares with the interpreter: empty when equal.
+QString compareWithInterpreter(const Task& task, const ConfigEntity& cfg, unsigned seed) {
+    TemplateInstance inst;
+    try {
+        inst = task.instantiate(cfg);
+    } catch (const UserError& e) {
+        return QStringLiteral("config %1 does not instantiate: %2").arg(cfg.index).arg(QString::fromUtf8(e.what()));
+    }
+    const auto inputs = test::randomInputs(*inst.dag, seed);
+    const QString diff = test::compareOutputs(
+        test::runCompiled(lower::lowerState(*inst.dag, inst.state), *inst.dag, inputs), te::evaluate(*inst.dag, inputs));
+    if (diff.isEmpty()) return diff;
+    return QStringLiteral("config %1 %2: %3").arg(cfg.index).arg(QString::fromStdString(cfg.entityJson().dump()), diff);
+}
+
+}  // namespace
+
+class TestAutotvmArm : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void testInstantiateMatchesInterpreter_data() {
+        QTest::addColumn<QString>("templateName");
+        QTest::addColumn<QString>("args");
+        const QString sp = QStringLiteral("conv2d_nchw_spatial_pack.arm_cpu");
+        QTest::newRow("spatial_pack 3x3 pad 1") << sp << QStringLiteral(R"([["TENSOR", [1, 8, 8, 8], "float32"], ["TENSOR", [16, 8, 3, 3], "float32"], [1, 1], [1, 1, 1, 1], [1, 1], "float32"])");
+        QTest::newRow("spatial_pack 3x3 stride 2") << sp << QStringLiteral(R"([["TENSOR", [1, 4, 9, 9], "float32"], ["TENSOR", [8, 4, 3, 3], "float32"], [2, 2], [1, 1, 1, 1], [1, 1], "float32"])");
+        QTest::newRow("spatial_pack 1x1") << sp << QStringLiteral(R"([["TENSOR", [1, 8, 6, 6], "float32"], ["TENSOR", [12, 8, 1, 1], "float32"], [1, 1], [0, 0, 0, 0], [1, 1], "float32"])");
+        QTest::newRow("spatial_pack 3x3 dilation 2") << sp << QStringLiteral(R"([["TENSOR", [1, 4, 10, 10], "float32"], ["TENSOR", [4, 4, 3, 3], "float32"], [1, 1], [2, 2, 2, 2], [2, 2], "float32"])");
+        const QString dw = QStringLiteral("depthwise_conv2d_nchw.arm_cpu");
+        QTest::newRow("depthwise 3x3 pad 1") << dw << QStringLiteral(R"([["TENSOR", [1, 16, 8, 8], "float32"], ["TENSOR", [16, 1, 3, 3], "float32"], [1, 1], [1, 1, 1, 1], [1, 1], "float32"])");
+        QTest::newRow("depthwise 3x3 stride 2") << dw << QStringLiteral(R"([["TENSOR", [1, 8, 9, 9], "float32"], ["TENSOR", [8, 1, 3, 3], "float32"], [2, 2], [1, 1, 1, 1], [1, 1], "float32"])");
+    }
+    void testInstantiateMatchesInterpreter() {
+        QFETCH(QString, templateName);
+        QFETCH(QString, args);
+        const Task task = Task::create(templateName.toStdString(), ojson::parse(args.toStdString()), kArmTarget);
+        QVERIFY(task.flop > 0);
+        int checked = 0, invalid = 0;
+        for (std::int64_t index : sampleIndices(task.space, 8, 11)) {
+            const ConfigEntity cfg = task.space.get(index);
+            // depthwise: TVM rejects unrolling a loop longer than 16 (cfg.raise_error).
+            bool tooLong = false;
+            if (templateName.startsWith(QLatin1String("depthwise"))) {
+                const auto& ann = cfg.annotate("ann").anns;
+                const std::int64_t lens[3] = {cfg.split("tile_h").size.back(), cfg.split("tile_w").size.back(),
+                                              cfg.split("tile_c").size.back()};
+                for (int i = 0; i < 3; ++i) tooLong |= ann[size_t(i)] == "unroll" && lens[i] > 16;
+            }
+            if (tooLong) {
+                QVERIFY_THROWS_EXCEPTION(UserError, task.instantiate(cfg));
+                ++invalid;
+                continue;
+            }
+            const QString diff = compareWithInterpreter(task, cfg, unsigned(index) + 1);
+            QVERIFY2(diff.isEmpty(), qPrintable(diff));
+            ++checked;
+        }
+        QVERIFY(checked >= 6);
+        qInfo("%d configs equal the interpreter, %d rejected as TVM rejects them", checked, invalid);
+    }
+
+    // TopHub's arm_cpu configs (v0.08) of the two templates whose index still decodes in today's
+    // space: each instantiates, lowers and equals the interpreter (the workloads are real network
+    // layers, so a few per template, the largest skipped for time).
+    void testTopHubConfigs() {
+        const auto log = record::readAutoTvmRecords("../shared/data/logs/autotvm/tophub_arm_cpu_v0.08.log");
+        QVERIFY(!log.records.empty());
+        std::map<std::string, int> checked, agree;
+        for (const auto& r : log.records) {
+            if (r.taskName != "conv2d_nchw_spatial_pack.arm_cpu" && r.taskName != "depthwise_conv2d_nchw.arm_cpu")
+                continue;
+            if (r.args.at(0).at(2) != "float32" || r.args.at(1).at(2) != "float32") continue;  // int8 layers
+            const RecordCheck check = checkRecord(r);
+            if (check.outcome != RecordCheck::Outcome::Agree) continue;
+            ++agree[r.taskName];
+            const Task task = Task::create(r.taskName, r.args, r.target);
+            if (task.flop > 3e8 || checked[r.taskName] >= 6) continue;
+            const QString diff = compareWithInterpreter(task, *check.decoded, unsigned(checked[r.taskName]) + 3);
+            QVERIFY2(diff.isEmpty(), qPrintable(QStringLiteral("%1 %2: %3")
+                                                    .arg(QString::fromStdString(r.taskName),
+                                                         QString::fromStdString(r.args.dump()), diff)));
+            ++checked[r.taskName];
+        }
+        for (const auto& [name, n] : agree) qInfo("%s: %d TopHub records decode, %d checked", name.c_str(), n, checked[name]);
+        QVERIFY(checked["conv2d_nchw_spatial_pack.arm_cpu"] >= 3);
+        QVERIFY(checked["depthwise_conv2d_nchw.arm_cpu"] >= 3);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestAutotvmArm)
+#include "tst_autotvm_arm.moc"
