@@ -10,6 +10,9 @@
 //        --network tunes each extracted x86 task in turn (autotvm/task_extraction.h) with
 //        n_trial = min(N, space size), as TVM's tune_relay_x86 tutorial does
 //   autotvm pick-best -i IN [-o OUT]   TVM `autotvm.record.pick_best` (default OUT = IN.best.log)
+//   autotvm tasks --network NAME [--batch N] [--target T]
+//        the tasks TVM's autotvm.task.extract_from_program lists for the NCHW network on the
+//        target (x86, or arm_cpu for `-device=arm_cpu`): template, FLOPs, space size, args
 #include <QCommandLineParser>
 
 #include <chrono>
@@ -40,7 +43,8 @@ void printAutotvmUsage(FILE* out) {
                  "Actions:\n"
                  "  tune --template NAME --args JSON   tune one AutoTVM task (args as in a record)\n"
                  "  tune --network NAME [--batch N]    tune every AutoTVM task of a zoo network (NCHW)\n"
-                 "  pick-best -i IN [-o OUT]           keep the best record per workload and target\n\n"
+                 "  pick-best -i IN [-o OUT]           keep the best record per workload and target\n"
+                 "  tasks --network NAME [--target T]  list the AutoTVM tasks of a zoo network (NCHW)\n\n"
                  "Run 'tunebench-cli autotvm <action> --help' for the options.\n");
 }
 
@@ -98,12 +102,13 @@ int runAutotvmTune(const QStringList& args) {
         src.zooName = p.value(QStringLiteral("network")).toStdString();
         src.batch = intOption(p, QStringLiteral("batch"));
         src.layout = "NCHW";
-        const autotvm::ExtractedTasks ex = autotvm::extractX86Tasks(tuning::loadNetwork(src));
+        const autotvm::ExtractedTasks ex = autotvm::extractTasks(tuning::loadNetwork(src), resolved.recordString);
+        std::string skipped;
+        if (!ex.notInstantiable.empty())
+            skipped += ", skipped " + std::to_string(ex.notInstantiable.size()) + " tasks whose templates do not run here";
+        if (ex.skippedOps) skipped += ", " + std::to_string(ex.skippedOps) + " conv2d/dense ops without a template";
         std::fprintf(stdout, "Extracted %zu AutoTVM tasks from %s (NCHW, batch %lld)%s\n", ex.tasks.size(),
-                     src.zooName.c_str(), static_cast<long long>(src.batch),
-                     ex.skippedOps ? (", skipped " + std::to_string(ex.skippedOps) +
-                                      " conv2d/dense ops whose templates do not run here").c_str()
-                                   : "");
+                     src.zooName.c_str(), static_cast<long long>(src.batch), skipped.c_str());
         tasks = ex.tasks;
     } else {
         TB_USER_CHECK(p.isSet(QStringLiteral("template")) && p.isSet(QStringLiteral("args")))
@@ -187,6 +192,42 @@ int runAutotvmTune(const QStringList& args) {
     return tuned == int(tasks.size()) ? 0 : 1;
 }
 
+int runAutotvmTasks(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "List the AutoTVM tasks of a zoo network (NCHW) as TVM autotvm.task.extract_from_program does for the target."));
+    p.addHelpOption();
+    p.addOption({QStringLiteral("network"), QStringLiteral("zoo network (mobilenet, resnet-18, ...)"), QStringLiteral("name")});
+    p.addOption({QStringLiteral("batch"), QStringLiteral("batch size"), QStringLiteral("n"), QStringLiteral("1")});
+    p.addOption({QStringLiteral("target"),
+                 QStringLiteral("TVM target string (default: this CPU); -device=arm_cpu selects the arm_cpu strategy"),
+                 QStringLiteral("target"), QString()});
+    if (const auto rc = parseOrExit(p, args)) return *rc;
+    TB_USER_CHECK(p.isSet(QStringLiteral("network"))) << "autotvm tasks needs --network";
+    const std::string target = tuning::resolveTarget(p.value(QStringLiteral("target")).toStdString()).recordString;
+    tuning::NetworkSource src;
+    src.zooName = p.value(QStringLiteral("network")).toStdString();
+    src.batch = intOption(p, QStringLiteral("batch"));
+    src.layout = "NCHW";
+    const autotvm::ExtractedTasks ex = autotvm::extractTasks(tuning::loadNetwork(src), target);
+    std::fprintf(stdout, "%zu AutoTVM tasks of %s (NCHW, batch %lld) for %s%s\n", ex.all.size(), src.zooName.c_str(), static_cast<long long>(src.batch),
+                 target.c_str(),
+                 ex.skippedOps ? (" (" + std::to_string(ex.skippedOps) + " conv2d/dense ops without a template)").c_str()
+                               : "");
+    std::fprintf(stdout, "  %3s  %-34s %14s %10s  %s\n", "#", "template", "FLOPs", "space", "args");
+    int i = 0;
+    for (const auto& t : ex.all) {
+        const autotvm::Template* tmpl = autotvm::findTemplate(t.taskName);
+        const bool runs = tmpl->canInstantiate();
+        char flop[32] = "-";
+        if (runs) std::snprintf(flop, sizeof flop, "%.0f", autotvm::Task::create(t.taskName, t.args, target).flop);
+        std::fprintf(stdout, "  %3d  %-34s %14s %10lld  %s%s\n", ++i, t.taskName.c_str(), flop,
+                     static_cast<long long>(tmpl->space(t.args).size()), t.args.dump().c_str(),
+                     runs ? "" : "  (no instantiation here)");
+    }
+    return 0;
+}
+
 int runAutotvmPickBest(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("Keep the best AutoTVM record per workload (TVM autotvm.record --mode pick)."));
@@ -216,6 +257,7 @@ int runAutotvm(const QStringList& args) {
     sub[0] = args[0] + QLatin1Char(' ') + args[1];
     if (args[1] == QLatin1String("tune")) return runAutotvmTune(sub);
     if (args[1] == QLatin1String("pick-best")) return runAutotvmPickBest(sub);
+    if (args[1] == QLatin1String("tasks")) return runAutotvmTasks(sub);
     std::fprintf(stderr, "error: unknown autotvm action '%s'\n\n", qPrintable(args[1]));
     printAutotvmUsage(stderr);
     return 2;
