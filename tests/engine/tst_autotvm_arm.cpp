@@ -6,6 +6,7 @@
 #include <QtTest>
 
 #include <random>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,7 @@
 #include "engine/autotvm/task.h"
 #include "engine/autotvm/task_extraction.h"
 #include "engine/graph/zoo.h"
+#include "engine/record/autotvm_record.h"
 #include "engine/lower/lower_state.h"
 #include "engine/record/record_io.h"
 #include "engine/te/interpreter.h"
@@ -123,6 +125,69 @@ private Q_SLOTS:
         for (const auto& [name, n] : agree) qInfo("%s: %d TopHub records decode, %d checked", name.c_str(), n, checked[name]);
         QVERIFY(checked["conv2d_nchw_spatial_pack.arm_cpu"] >= 3);
         QVERIFY(checked["depthwise_conv2d_nchw.arm_cpu"] >= 3);
+    }
+
+    // The arm_cpu strategy's tasks for resnet-18 and mobilenet: per conv, spatial_pack before the
+    // x86 conv2d_NCHWc template (conv2d_nchw.x86 is offered too) and winograd for exactly the 3x3
+    // stride-1 convs; per depthwise conv, depthwise_conv2d_nchw.arm_cpu then the x86 NCHWc one;
+    // without the arm_cpu-only tasks the list is the x86 one. TopHub's rk3399 log (tuned on these
+    // networks) has a record for every conv's workload, so the args are TVM's.
+    void testArmCpuExtraction_data() {
+        QTest::addColumn<QString>("network");
+        QTest::newRow("resnet-18") << QStringLiteral("resnet-18");
+        QTest::newRow("mobilenet") << QStringLiteral("mobilenet");
+    }
+    void testArmCpuExtraction() {
+        QFETCH(QString, network);
+        const graph::Graph g = graph::makeNetwork(network.toStdString(), 1, "NCHW");
+        const ExtractedTasks arm = extractTasks(g, kArmTarget), x86 = extractTasks(g, "llvm -keys=cpu");
+        std::vector<std::string> armOnlyRemoved, x86Names;
+        for (const auto& t : arm.all)
+            if (t.taskName.find(".arm_cpu") == std::string::npos) armOnlyRemoved.push_back(t.taskName + t.args.dump());
+        for (const auto& t : x86.all) x86Names.push_back(t.taskName + t.args.dump());
+        QVERIFY(armOnlyRemoved == x86Names);
+        int winograd = 0, expectedWinograd = 0;
+        for (size_t i = 0; i < arm.all.size(); ++i) {
+            const auto& t = arm.all[i];
+            if (t.taskName == "conv2d_nchw_spatial_pack.arm_cpu" || t.taskName == "depthwise_conv2d_nchw.arm_cpu") {
+                QVERIFY(i + 1 < arm.all.size());
+                const auto& next = arm.all[i + 1];
+                QCOMPARE(next.taskName, t.taskName[0] == 'c' ? std::string("conv2d_NCHWc.x86")
+                                                             : std::string("depthwise_conv2d_NCHWc.x86"));
+                QCOMPARE(next.args.at(0), t.args.at(0));
+                QCOMPARE(next.args.at(1), t.args.at(1));
+                const bool w3s1 = t.taskName[0] == 'c' && t.args[1][1][2] == 3 && t.args[1][1][3] == 3 &&
+                                  t.args[2] == ojson::array({1, 1}) && t.args[4] == ojson::array({1, 1});
+                expectedWinograd += w3s1;
+                if (w3s1) {
+                    QVERIFY(i + 2 < arm.all.size());
+                    QCOMPARE(arm.all[i + 2].taskName, std::string("conv2d_nchw_winograd.arm_cpu"));
+                    QCOMPARE(arm.all[i + 2].args, t.args);
+                }
+            }
+            winograd += t.taskName == "conv2d_nchw_winograd.arm_cpu";
+        }
+        QCOMPARE(winograd, expectedWinograd);
+        QCOMPARE(arm.skippedOps, 0);
+
+        const auto log = record::readAutoTvmRecords("../shared/data/logs/autotvm/tophub_arm_cpu_v0.08.log");
+        // TopHub keeps one template per workload (the faster): a 3x3 stride-1 conv may have its
+        // record under winograd instead of spatial_pack. Match the args of any arm_cpu template.
+        std::set<std::string> rk3399;
+        for (const auto& r : log.records)
+            if (r.target.find("-model=rk3399") != std::string::npos && r.taskName.find(".arm_cpu") != std::string::npos)
+                rk3399.insert(r.args.dump());
+        int armTemplates = 0, found = 0;
+        for (const auto& t : arm.all) {
+            if (t.taskName != "conv2d_nchw_spatial_pack.arm_cpu" && t.taskName != "depthwise_conv2d_nchw.arm_cpu") continue;
+            ++armTemplates;
+            if (rk3399.count(t.args.dump())) ++found;
+            else qInfo("no rk3399 record for %s %s", t.taskName.c_str(), t.args.dump().c_str());
+        }
+        qInfo("%s: %zu arm_cpu tasks (%d winograd); %d of %d conv workloads in TopHub's rk3399 log",
+              qPrintable(network), arm.all.size(), winograd, found, armTemplates);
+        QVERIFY(armTemplates > 10);
+        QCOMPARE(found, armTemplates);
     }
 };
 
