@@ -4,7 +4,7 @@
 //   autotvm tune (--template NAME --args JSON | --network NAME [--batch N]) [--tuner xgb|xgb_rank|xgb_knob|xgb_rank_knob|random|
 //                gridsearch|ga] [--n-trial N] [--early-stopping N] [--log FILE] [--target T]
 //                [--n-parallel N] [--number N] [--repeat N] [--min-repeat-ms MS] [--timeout S]
-//                [--seed N]
+//                [--seed N] [--runner local|rpc --tracker HOST:PORT --key KEY]
 //        prints TVM's progress line ("[Task  1/ 1]  Current/Best: ... GFLOPS | Progress: (i/n) |
 //        t s") and appends one v0.2 record per measured config to the log (flushed per record);
 //        --network tunes each extracted x86 task in turn (autotvm/task_extraction.h) with
@@ -83,6 +83,9 @@ int runAutotvmTune(const QStringList& args) {
     add("repeat", "repeats", "n", "1");
     add("min-repeat-ms", "minimum time of one repeat (ms)", "ms", "0");
     add("timeout", "per-config run limit (s)", "s", "10");
+    add("runner", "local (this machine's sandbox) or rpc (devices of an RPC tracker, TVM RPCRunner)", "kind", "local");
+    add("tracker", "RPC tracker of --runner rpc", "host:port", "127.0.0.1:9190");
+    add("key", "device key of --runner rpc, e.g. rasp4b-64", "key", "");
     add("seed", "random seed of the tuner", "n", "0");
     add("network", "tune every AutoTVM task of a zoo network (NCHW), instead of --template/--args", "name");
     add("batch", "batch size of --network", "n", "1");
@@ -94,8 +97,21 @@ int runAutotvmTune(const QStringList& args) {
     // The target as the auto-scheduler's `tune` resolves it and writes it into records.
     const tuning::ResolvedTarget resolved = tuning::resolveTarget(p.value(QStringLiteral("target")).toStdString());
     const codegen::Target& target = resolved.target;
-    TB_USER_CHECK(target.runsOnHost()) << "autotvm tune measures on this machine; target '" << resolved.recordString
-                                       << "' does not run here";
+    tuning::RunnerConfig rc;
+    const std::string runnerKind = p.value(QStringLiteral("runner")).toStdString();
+    TB_USER_CHECK(runnerKind == "local" || runnerKind == "rpc") << "--runner must be local or rpc, got '" << runnerKind << "'";
+    rc.kind = runnerKind == "rpc" ? tuning::RunnerConfig::Kind::Rpc : tuning::RunnerConfig::Kind::Local;
+    const QStringList hp = p.value(QStringLiteral("tracker")).split(QLatin1Char(':'));
+    TB_USER_CHECK(hp.size() == 2 && !hp[0].isEmpty() && hp[1].toInt() > 0) << "--tracker must be HOST:PORT";
+    rc.trackerHost = hp[0].toStdString();
+    rc.trackerPort = hp[1].toInt();
+    rc.key = p.value(QStringLiteral("key")).toStdString();
+    rc.number = intOption(p, QStringLiteral("number"));
+    rc.repeat = intOption(p, QStringLiteral("repeat"));
+    rc.minRepeatMs = int(doubleOption(p, QStringLiteral("min-repeat-ms")));
+    rc.timeoutS = doubleOption(p, QStringLiteral("timeout"));
+    TB_USER_CHECK(rc.kind == tuning::RunnerConfig::Kind::Rpc || target.runsOnHost())
+        << "target '" << resolved.recordString << "' does not run on this machine: use --runner rpc with a device key";
     std::vector<autotvm::ExtractedTask> tasks;
     if (network) {
         tuning::NetworkSource src;
@@ -120,12 +136,9 @@ int runAutotvmTune(const QStringList& args) {
     }
 
     measure::LocalBuilder builder(target);
-    measure::RunnerOptions ro;
-    ro.number = intOption(p, QStringLiteral("number"));
-    ro.repeat = intOption(p, QStringLiteral("repeat"));
-    ro.minRepeatMs = doubleOption(p, QStringLiteral("min-repeat-ms"));
-    ro.timeoutS = doubleOption(p, QStringLiteral("timeout"));
-    measure::LocalRunner runner(ro);
+    const std::unique_ptr<measure::ProgramRunner> runnerPtr =
+        tuning::makeRunner(rc, resolved, std::uint64_t(intOption(p, QStringLiteral("seed"))));
+    measure::ProgramRunner& runner = *runnerPtr;
 
     autotvm::TuneOptions base;
     base.nTrial = intOption(p, QStringLiteral("n-trial"));
