@@ -184,6 +184,9 @@ std::string BuildReport::text() const {
                   logFormat.c_str(), logRecords, logBadLines, plannedBytes / 1e6, naiveBytes / 1e6, paramBytes / 1e6, passSeconds,
                   lowerSeconds, compileSeconds, loadSeconds);
     os << line;
+    if (logFormat == "autotvm" &&
+        std::none_of(kernels.begin(), kernels.end(), [](const KernelReport& k) { return !k.autotvmConfig.empty(); }))
+        os << "  note: no kernel is an AutoTVM workload (AutoTVM's x86 records apply to NCHW conv2d)\n";
     os << "  kernel                                                   calls  schedule     record(ms)    MFLOP  LLVM(s)\n";
     for (const auto& k : kernels) {
         std::string name = k.funcName.size() > 56 ? k.funcName.substr(0, 53) + "..." : k.funcName;

@@ -181,6 +181,33 @@ private Q_SLOTS:
               fallback, err);
         QVERIFY2(err <= 1e-4, qPrintable(QString::number(err)));
     }
+
+    void testResnet18WithTopHub() {
+        // TopHub's x86 log (TVM's pre-tuned conv2d_NCHWc.x86 configs, 2019, `llvm -mcpu=skylake-avx512`:
+        // the `cpu` key matches this host's target): every conv kernel of resnet-18 NCHW takes its
+        // record's entity, blocking included, and the network equals the interpreter.
+        graph::Graph g = withLogits(graph::makeNetwork("resnet-18", 1, "NCHW"));
+        runtime::BuildOptions o;
+        o.logPath = "../shared/data/logs/autotvm/tophub_llvm_v0.04.log";
+        runtime::CompiledModule mod = runtime::build(g, o);
+        const runtime::BuildReport& rep = mod.report();
+        int convKernels = 0;
+        for (const auto& kr : rep.kernels) {
+            if (kr.funcName.find("conv2d_NCHWc") == std::string::npos) continue;
+            ++convKernels;
+            QVERIFY2(kr.note.empty(), kr.note.c_str());
+            QCOMPARE(kr.source, runtime::ScheduleSource::Tuned);
+            QVERIFY(kr.recordMs > 0 && kr.steps > 0);
+        }
+        QVERIFY(convKernels >= 12);
+        te::Buffer in = te::Buffer::zeros(g.node(g.inputs()[0]).type.shape);
+        measure::fillRandom(in.data.data(), in.data.size(), 9);
+        auto got = mod.run({in});
+        auto want = graph::runGraph(g, std::vector<te::Buffer>{in});
+        const double err = runtime::relativeMaxError(got[0].data.data(), want[0].data.data(), want[0].data.size());
+        qInfo("resnet-18 NCHW with TopHub's x86 log: %d conv kernels tuned; relative max error %.3g", convKernels, err);
+        QVERIFY2(err <= 1e-4, qPrintable(QString::number(err)));
+    }
 };
 
 QTEST_APPLESS_MAIN(TestAutotvmBuild)
