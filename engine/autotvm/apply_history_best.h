@@ -11,7 +11,7 @@
 ///      dispatch context for the conv2d_NCHWc.x86 config of every NCHW conv and blocks data and
 ///      kernel by its tile_ic / tile_oc inner factors (nchwcBlocks(), plugged into
 ///      graph::AlterLayoutOptions::nchwcBlocks);
-///   2. lowering each fused group asks again for the group's anchor op (workloadOfGroup(): the
+///   2. lowering each fused group asks again for the group's anchor op (implementationOf(): the
 ///      nn.contrib_conv2d_NCHWc of the altered graph is still the NCHW workload TVM's records name,
 ///      since alter_op_layout copies the config to the new workload) and schedules the group with
 ///      the template's schedule for that config (Template::scheduleFused).
@@ -20,8 +20,11 @@
 /// else the template's fallback config (Template::fallbackConfig: TVM's FallbackConfigEntity with
 /// the template's `cfg.is_fallback` defaults).
 ///
-/// Covered: conv2d_NCHWc.x86 (NCHW, groups 1, float32). Dense and depthwise groups are not AutoTVM
-/// workloads here (workloadOfGroup returns nullopt); the build gives them its default schedule.
+/// Covered: conv2d_NCHWc.x86 (NCHW, groups 1, float32) and dense_pack.x86 / dense_nopack.x86
+/// (implementationOf). Depthwise convs are not AutoTVM workloads here (no instantiation of
+/// depthwise_conv2d_NCHWc.x86): they keep the fallback blocking and the build's default schedule.
+/// Difference: TVM's _alter_dense_layout makes dense_pack's packed weight a constant; here the
+/// group packs it (the template's packed_weight stage), so the weight is repacked on every run.
 
 #include <cstdint>
 #include <optional>
@@ -35,6 +38,7 @@
 #include "engine/autotvm/task_extraction.h"
 #include "engine/graph/fuse_ops.h"
 #include "engine/graph/graph.h"
+#include "engine/graph/task_extraction.h"
 #include "engine/record/history_best.h"
 
 namespace tb::autotvm {
@@ -65,11 +69,18 @@ public:
                                                                      const std::vector<std::int64_t>& data,
                                                                      const std::vector<std::int64_t>& kernel) const;
 
-    /// The AutoTVM workload of a fused group of the altered graph: its nn.contrib_conv2d_NCHWc
-    /// (groups 1, float32) as the conv2d_NCHWc.x86 task of the NCHW conv it came from (data
-    /// (N, C/c, H, W, c) -> (N, C, H, W), kernel (O/o, I/i, KH, KW, i, o) -> (O, I, KH, KW)).
-    /// nullopt when the group has no such op.
-    static std::optional<ExtractedTask> workloadOfGroup(const graph::Graph& g, const graph::FusedGroup& group);
+    /// TVM select_implementation for the anchor op of a fused group of the altered graph, as the
+    /// AutoTVM task whose template computes and schedules it, or nullopt when the group has none:
+    ///   - nn.contrib_conv2d_NCHWc (groups 1, float32): conv2d_NCHWc.x86 with the NCHW args of the
+    ///     conv it came from (data (N, C/c, H, W, c) -> (N, C, H, W), kernel (O/o, I/i, KH, KW, i,
+    ///     o) -> (O, I, KH, KW)), the workload TVM's records name;
+    ///   - nn.dense (2-D, float32): of dense_nopack.x86 and dense_pack.x86, the one whose best
+    ///     record is fastest, or, with no record for either, dense_pack.x86 (the higher plevel).
+    std::optional<ExtractedTask> implementationOf(const graph::Graph& g, const graph::FusedGroup& group) const;
+    /// The lowering hook that gives a group's anchor op the compute of `task`'s template under its
+    /// config (Template::networkCompute), for graph::lowerGroup; empty when the template's compute
+    /// is the op registry's (conv2d_NCHWc).
+    graph::OpImplementation opImplementation(const ExtractedTask& task) const;
 
     const std::string& target() const { return m_target; }
     /// Records read (valid or not).

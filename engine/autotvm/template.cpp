@@ -30,6 +30,11 @@ TemplateInstance Template::instantiate(const TaskArgs& args, const ConfigEntity&
     throw UserError("AutoTVM template '" + name() + "' cannot be instantiated here yet (only its space is known)");
 }
 
+te::Tensor Template::networkCompute(const TaskArgs& args, const ConfigEntity&, const std::vector<te::Tensor>&) const {
+    (void)args;
+    throw UserError("AutoTVM template '" + name() + "' has no network compute here");
+}
+
 State Template::scheduleFused(const TaskArgs& args, const ConfigEntity&,
                                const std::shared_ptr<const te::ComputeDAG>&) const {
     (void)args;

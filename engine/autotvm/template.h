@@ -81,6 +81,16 @@ public:
     /// INSTANTIATION_ERROR.
     virtual TemplateInstance instantiate(const TaskArgs& args, const ConfigEntity& entity) const;
 
+    /// True if networkCompute() is implemented (otherwise the op registry's lowering of the op is
+    /// already the template's compute, as topi conv2d_NCHWc is conv2d_NCHWc.x86's).
+    virtual bool hasNetworkCompute() const { return false; }
+    /// The template's compute outside tuning mode (GLOBAL_SCOPE.in_tuning false: packing stages
+    /// are computed, not placeholders) on the op's input tensors, for config `entity` (e.g.
+    /// dense_nopack's two "compute" stages, whose shape depends on tile_k). Throws tb::UserError
+    /// when the inputs do not fit the args.
+    virtual te::Tensor networkCompute(const TaskArgs& args, const ConfigEntity& entity,
+                                      const std::vector<te::Tensor>& inputs) const;
+
     /// True if scheduleFused() is implemented for this template.
     virtual bool canScheduleFused() const { return false; }
     /// The schedule of config `entity` on a network kernel (TVM relay.build under

@@ -28,16 +28,22 @@ public:
                                         const std::shared_ptr<const te::ComputeDAG>&)>;
     /// Sets the knobs TVM's `cfg.is_fallback` branch sets (the entity starts at the space's first).
     using FallbackFn = std::function<void(const TaskArgs&, int simdLanes, ConfigEntity&)>;
+    using ComputeFn = std::function<te::Tensor(const TaskArgs&, const ConfigEntity&, const std::vector<te::Tensor>&)>;
     FunctionTemplate(std::string name, std::string source, SpaceFn fn, InstantiateFn inst = {}, FusedFn fused = {},
-                     FallbackFn fallback = {})
+                     FallbackFn fallback = {}, ComputeFn compute = {})
         : m_name(std::move(name)), m_source(std::move(source)), m_fn(std::move(fn)), m_inst(std::move(inst)),
-          m_fused(std::move(fused)), m_fallback(std::move(fallback)) {}
+          m_fused(std::move(fused)), m_fallback(std::move(fallback)), m_compute(std::move(compute)) {}
     const std::string& name() const override { return m_name; }
     const std::string& tvmSource() const override { return m_source; }
     void defineSpace(const TaskArgs& args, ConfigSpace& cfg) const override { m_fn(args, cfg); }
     bool canInstantiate() const override { return bool(m_inst); }
     TemplateInstance instantiate(const TaskArgs& args, const ConfigEntity& entity) const override {
         return m_inst ? m_inst(args, entity) : Template::instantiate(args, entity);
+    }
+    bool hasNetworkCompute() const override { return bool(m_compute); }
+    te::Tensor networkCompute(const TaskArgs& args, const ConfigEntity& entity,
+                              const std::vector<te::Tensor>& inputs) const override {
+        return m_compute ? m_compute(args, entity, inputs) : Template::networkCompute(args, entity, inputs);
     }
     bool canScheduleFused() const override { return bool(m_fused); }
     State scheduleFused(const TaskArgs& args, const ConfigEntity& entity,
@@ -56,6 +62,7 @@ private:
     InstantiateFn m_inst;
     FusedFn m_fused;
     FallbackFn m_fallback;
+    ComputeFn m_compute;
 };
 
 using TemplateList = std::vector<std::unique_ptr<Template>>;
@@ -63,9 +70,10 @@ using TemplateList = std::vector<std::unique_ptr<Template>>;
 /// Appends a FunctionTemplate.
 inline void addTemplate(TemplateList& out, std::string name, std::string source, FunctionTemplate::SpaceFn fn,
                         FunctionTemplate::InstantiateFn inst = {}, FunctionTemplate::FusedFn fused = {},
-                        FunctionTemplate::FallbackFn fallback = {}) {
+                        FunctionTemplate::FallbackFn fallback = {}, FunctionTemplate::ComputeFn compute = {}) {
     out.push_back(std::make_unique<FunctionTemplate>(std::move(name), std::move(source), std::move(fn),
-                                                     std::move(inst), std::move(fused), std::move(fallback)));
+                                                     std::move(inst), std::move(fused), std::move(fallback),
+                                                     std::move(compute)));
 }
 /// Sets knob `name` of `e` (TVM `cfg[name] = entity`); throws tb::UserError if `e` has no such knob.
 void setKnob(ConfigEntity& e, const std::string& name, Entity value);

@@ -109,14 +109,14 @@ void checkDenseArgs(const TaskArgs& args) {
 
 // dense_nopack: CC(z, y, x) = sum_k data[z, k*vec + x] * weight[y, k*vec + x] over k < K/vec,
 // C(y, x) = sum_kk CC[y, x, kk] (tag dense_nopack), vec = tile_k's inner factor; both stages keep
-// te.compute's default name "compute". Schedule: _schedule_dense_nopack_template.
-TemplateInstance denseNopackInstance(const TaskArgs& args, const ConfigEntity& cfg) {
+// te.compute's default name "compute".
+Tensor denseNopackCompute(const TaskArgs& args, const ConfigEntity& cfg, const std::vector<Tensor>& in) {
     checkDenseArgs(args);
     const DenseShape s = denseShape(args, false);
     const std::int64_t vec = cfg.split("tile_k").size.back();
     TB_USER_CHECK(vec >= 1 && s.k % vec == 0) << args.taskName() << ": tile_k inner factor " << vec
                                               << " does not divide K = " << s.k;
-    Tensor data = te::placeholder({s.m, s.k}, "data"), weight = te::placeholder({s.n, s.k}, "weight");
+    const Tensor &data = in.at(0), &weight = in.at(1);
     te::IterVar k = te::reduceAxis(s.k / vec, "k");
     Tensor cc = te::compute({s.m, s.n, vec}, {"z", "y", "x"}, [&](const std::vector<Var>& v) {
         Expr idx = Expr(k.var) * Expr(int(vec)) + Expr(v[2]);
@@ -125,58 +125,77 @@ TemplateInstance denseNopackInstance(const TaskArgs& args, const ConfigEntity& c
     te::IterVar kk = te::reduceAxis(vec, "kk");
     te::ComputeOptions opts;
     opts.tag = "dense_nopack";
-    Tensor c = te::compute({s.m, s.n}, {"y", "x"}, [&](const std::vector<Var>& v) {
+    return te::compute({s.m, s.n}, {"y", "x"}, [&](const std::vector<Var>& v) {
         return te::sum(cc(Expr(v[0]), Expr(v[1]), Expr(kk.var)), {kk});
     }, "compute", opts);
+}
 
-    StateBuilder b(std::make_shared<const te::ComputeDAG>(std::vector<Tensor>{data, weight, c}));
+// _schedule_dense_nopack_template on C = the second "compute" stage: tile y and x, fuse the outer
+// tiles into the parallel loop, unroll kk; CC: fuse (z, y), reduce loop outermost, unroll the
+// fused loop, vectorize x, at C's tile. (A fused group's output stays a plain root stage: TVM's
+// schedule_dense_nopack leaves it unscheduled.)
+void scheduleDenseNopack(StateBuilder& b, const ConfigEntity& cfg) {
     const StageRefName C{"compute", 1}, CC{"compute", 0};
-    // C: tile y and x, fuse the outer tiles into the parallel loop, unroll kk.
     const auto ys = b.applySplit(C, "y", cfg.split("tile_y"));
     const auto xs = b.applySplit(C, "x", cfg.split("tile_x"));
     b.reorder(C, {ys[0], xs[0], ys[1], xs[1]});
     const std::string xyo = b.fuse(C, {ys[0], xs[0]});
     b.annotate(C, xyo, IteratorAnnotation::Parallel);
     b.annotate(C, "kk", IteratorAnnotation::Unroll);
-    // CC: fuse (z, y), reduce loop outermost, unroll the fused loop, vectorize x; at C's tile.
     const std::string yz = b.fuse(CC, {"z", "y"});
     b.reorder(CC, {"k", yz, "x"});
     b.annotate(CC, yz, IteratorAnnotation::Unroll);
     b.annotate(CC, "x", IteratorAnnotation::Vectorize);
     b.computeAt(CC, C, xyo);
+}
+
+TemplateInstance denseNopackInstance(const TaskArgs& args, const ConfigEntity& cfg) {
+    const DenseShape s = denseShape(args, false);
+    Tensor data = te::placeholder({s.m, s.k}, "data"), weight = te::placeholder({s.n, s.k}, "weight");
+    Tensor c = denseNopackCompute(args, cfg, {data, weight});
+    StateBuilder b(std::make_shared<const te::ComputeDAG>(std::vector<Tensor>{data, weight, c}));
+    scheduleDenseNopack(b, cfg);
     return b.finish();
 }
 
-// dense_pack in tuning mode (GLOBAL_SCOPE.in_tuning: the packed weight is a placeholder
-// "packed_weight" (N/bn, K, bn), bn = tile_x's inner factor): C(y, x) = sum_k data[y, k] *
-// packed_weight[x / bn, k, x % bn] (tag dense_pack, name "compute"). A 3-D weight arg is the
-// packed weight itself. Schedule: _schedule_dense_pack_template with C == O.
-TemplateInstance densePackInstance(const TaskArgs& args, const ConfigEntity& cfg) {
+// dense_pack: C(y, x) = sum_k data[y, k] * packed_weight[x / bn, k, x % bn] (tag dense_pack, name
+// "compute"), bn = tile_x's inner factor. A 3-D weight is the packed weight itself; a 2-D one is
+// packed by the stage "packed_weight" (z, y, x) -> weight[z * bn + x, y] (TVM outside tuning mode;
+// in tuning mode the packed weight is a placeholder, densePackInstance).
+Tensor densePackCompute(const TaskArgs& args, const ConfigEntity& cfg, const std::vector<Tensor>& in) {
     checkDenseArgs(args);
     const DenseShape s = denseShape(args, true);
-    const TensorArg w = args.tensor(1);
-    const std::int64_t bn = w.shape.size() == 3 ? w.shape[2] : cfg.split("tile_x").size.back();
+    const Tensor& data = in.at(0);
+    Tensor packw = in.at(1);
+    const std::int64_t bn = packw.shape().size() == 3 ? packw.shape()[2] : cfg.split("tile_x").size.back();
     TB_USER_CHECK(bn >= 1 && s.n % bn == 0) << args.taskName() << ": packing factor " << bn
                                             << " does not divide N = " << s.n;
-    Tensor data = te::placeholder({s.m, s.k}, "data");
-    Tensor packw = te::placeholder({s.n / bn, s.k, bn}, "packed_weight");
+    if (packw.shape().size() == 2) {
+        const Tensor weight = packw;
+        packw = te::compute({s.n / bn, s.k, bn}, {"z", "y", "x"}, [&](const std::vector<Var>& v) {
+            return weight(Expr(v[0]) * Expr(int(bn)) + Expr(v[2]), Expr(v[1]));
+        }, "packed_weight");
+    }
     te::IterVar k = te::reduceAxis(s.k, "k");
     te::ComputeOptions opts;
     opts.tag = "dense_pack";
-    Tensor c = te::compute({s.m, s.n}, {"y", "x"}, [&](const std::vector<Var>& v) {
+    return te::compute({s.m, s.n}, {"y", "x"}, [&](const std::vector<Var>& v) {
         return te::sum(data(Expr(v[0]), Expr(k.var)) *
                            packw(te::floordiv(v[1], Expr(int(bn))), Expr(k.var), te::floormod(v[1], Expr(int(bn)))),
                        {k});
     }, "compute", opts);
+}
 
-    StateBuilder b(std::make_shared<const te::ComputeDAG>(std::vector<Tensor>{data, packw, c}));
+// _schedule_dense_pack_template(cfg, s, C, O).
+void scheduleDensePack(StateBuilder& b, const ConfigEntity& cfg, const StageRefName& O) {
     const StageRefName C{"compute", 0}, CC{"compute.global", 0};
+    const bool fused = !(O.name == C.name && O.occurrence == C.occurrence);
     b.cacheWrite(C, "global");
     const auto ys = b.applySplit(C, "y", cfg.split("tile_y"));
     const auto xs = b.applySplit(C, "x", cfg.split("tile_x"));
     b.reorder(C, {xs[0], ys[0], ys[1], xs[1], ys[2], xs[2]});
     const std::string xyt = b.fuse(C, {xs[0], ys[0]});
-    b.annotate(C, xyt, IteratorAnnotation::Parallel);
+    if (!fused) b.annotate(C, xyt, IteratorAnnotation::Parallel);
     const std::string xyo = b.fuse(C, {ys[1], xs[1]});
     b.annotate(C, ys[2], IteratorAnnotation::Unroll);
     b.annotate(C, xs[2], IteratorAnnotation::Vectorize);
@@ -198,8 +217,95 @@ TemplateInstance densePackInstance(const TaskArgs& args, const ConfigEntity& cfg
         b.annotate(CC, ks[1], IteratorAnnotation::Unroll);
         b.annotate(CC, yc, IteratorAnnotation::Unroll);
     }
+    if (fused) {
+        const auto o = b.iters(O);
+        TB_USER_CHECK(o.size() == 2) << "dense_pack.x86: a fused output of rank " << o.size();
+        const auto oy = b.applySplit(O, o[0], cfg.split("tile_y"));
+        const auto ox = b.applySplit(O, o[1], cfg.split("tile_x"));
+        b.reorder(O, {ox[0], oy[0], oy[1], ox[1], oy[2], ox[2]});
+        const std::string oxyt = b.fuse(O, {ox[0], oy[0]});
+        b.computeAt(C, O, oxyt);
+        b.annotate(O, ox[2], IteratorAnnotation::Vectorize);
+        b.annotate(O, oxyt, IteratorAnnotation::Parallel);
+    }
     b.computeAt(CC, C, xyo);
+}
+
+// dense_pack in tuning mode (GLOBAL_SCOPE.in_tuning): the packed weight is a placeholder
+// "packed_weight" (N/bn, K, bn); a 3-D weight arg is the packed weight itself. Schedule with C == O.
+TemplateInstance densePackInstance(const TaskArgs& args, const ConfigEntity& cfg) {
+    checkDenseArgs(args);
+    const DenseShape s = denseShape(args, true);
+    const TensorArg w = args.tensor(1);
+    const std::int64_t bn = w.shape.size() == 3 ? w.shape[2] : cfg.split("tile_x").size.back();
+    TB_USER_CHECK(bn >= 1 && s.n % bn == 0) << args.taskName() << ": packing factor " << bn
+                                            << " does not divide N = " << s.n;
+    Tensor data = te::placeholder({s.m, s.k}, "data");
+    Tensor packw = te::placeholder({s.n / bn, s.k, bn}, "packed_weight");
+    Tensor c = densePackCompute(args, cfg, {data, packw});
+    StateBuilder b(std::make_shared<const te::ComputeDAG>(std::vector<Tensor>{data, packw, c}));
+    scheduleDensePack(b, cfg, {"compute", 0});
     return b.finish();
+}
+
+// Network kernels (schedule_dense_nopack / schedule_dense_pack): traverse_inline inlines the ops
+// between the template's output and the group's output, then the template's schedule.
+std::vector<StageRefName> inlineBetween(StateBuilder& b, const StageRefName& c) {
+    const auto after = b.computeStagesAfter(c);
+    for (size_t i = 0; i + 1 < after.size(); ++i) b.computeInline(after[i]);
+    return after;
+}
+
+State denseNopackFused(const TaskArgs&, const ConfigEntity& cfg, const std::shared_ptr<const te::ComputeDAG>& dag) {
+    StateBuilder b(dag);
+    inlineBetween(b, {"compute", 1});
+    scheduleDenseNopack(b, cfg);
+    return b.finish().state;
+}
+
+State densePackFused(const TaskArgs&, const ConfigEntity& cfg, const std::shared_ptr<const te::ComputeDAG>& dag) {
+    StateBuilder b(dag);
+    const StageRefName C{"compute", 0};
+    const auto after = inlineBetween(b, C);
+    scheduleDensePack(b, cfg, after.empty() ? C : after.back());
+    return b.finish().state;
+}
+
+// _default_dense_pack_config(cfg, M, N, K) (float32, static shapes).
+void densePackFallback(const TaskArgs& args, int simdLanes, ConfigEntity& cfg) {
+    const DenseShape s = denseShape(args, true);
+    std::int64_t tilexIi = 1;
+    for (std::int64_t bn = 2 * simdLanes; bn > 0; --bn)
+        if (s.n % bn == 0) {
+            tilexIi = bn;
+            break;
+        }
+    const std::int64_t nn = s.n / tilexIi;
+    std::int64_t tilexOi = 1;
+    while (nn / tilexOi > 4 && (nn / tilexOi) % 2 == 0) tilexOi *= 2;
+    std::int64_t tileyIi = 8;
+    while (s.m % tileyIi != 0) tileyIi /= 2;
+    const std::int64_t mm = s.m / tileyIi;
+    std::int64_t tileyOi = 1;
+    while (mm / tileyOi > 4 && (mm / tileyOi) % 2 == 0) tileyOi *= 2;
+    setKnob(cfg, "tile_y", SplitEntity{{mm / tileyOi, tileyOi, tileyIi}});
+    setKnob(cfg, "tile_x", SplitEntity{{nn / tilexOi, tilexOi, tilexIi}});
+    setKnob(cfg, "tile_k", SplitEntity{{s.k, 1}});
+    setKnob(cfg, "tile_inner", SplitEntity{{s.m / tileyIi, tileyIi}});
+}
+
+// _default_dense_nopack_config(cfg, M, N, K).
+void denseNopackFallback(const TaskArgs& args, int simdLanes, ConfigEntity& cfg) {
+    const DenseShape s = denseShape(args, false);
+    std::int64_t tilekBn = 1;
+    for (std::int64_t bn = 2 * simdLanes; bn > 0; --bn)
+        if (s.k % bn == 0) {
+            tilekBn = bn;
+            break;
+        }
+    setKnob(cfg, "tile_k", SplitEntity{{s.k / tilekBn, tilekBn}});
+    setKnob(cfg, "tile_x", SplitEntity{{s.n, 1}});
+    setKnob(cfg, "tile_y", SplitEntity{{1, s.m}});
 }
 
 // The blocked shapes of a conv2d_NCHWc task: 5-D data / 6-D kernel args are taken as they are;
@@ -335,8 +441,7 @@ State conv2dNCHWcFused(const TaskArgs& args, const ConfigEntity& cfg, const std:
     const NCHWcShapes shapes = conv2dNCHWcShapes(args, cfg);
     StateBuilder b(dag);
     const StageRefName C{"conv2d_NCHWc", 0};
-    const auto after = b.computeStagesAfter(C);
-    for (size_t i = 0; i + 1 < after.size(); ++i) b.computeInline(after[i]);
+    const auto after = inlineBetween(b, C);
     scheduleConv2dNCHWc(b, cfg, shapes, after.empty() ? C : after.back());
     return b.finish().state;
 }
@@ -389,9 +494,9 @@ void addX86Templates(TemplateList& out) {
     addTemplate(out, "depthwise_conv2d_NCHWc.x86",
                 "python/tvm/topi/x86/depthwise_conv2d.py: depthwise_conv2d_NCHWc", depthwiseConv2dNCHWc);
     addTemplate(out, "dense_nopack.x86", "python/tvm/topi/x86/dense.py: dense_nopack", denseNopack,
-                denseNopackInstance);
+                denseNopackInstance, denseNopackFused, denseNopackFallback, denseNopackCompute);
     addTemplate(out, "dense_pack.x86", "python/tvm/topi/x86/dense.py: dense_pack", densePack,
-                densePackInstance);
+                densePackInstance, densePackFused, densePackFallback, densePackCompute);
 }
 
 }  // namespace tb::autotvm::detail

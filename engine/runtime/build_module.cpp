@@ -376,7 +376,10 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
         bool hasOp = false;
         for (graph::NodeId id : fg.nodes) hasOp |= opt.node(id).kind == graph::NodeKind::Op;
         if (!hasOp) continue;
-        graph::LoweredGroup lg = graph::lowerGroup(opt, fg);
+        std::optional<autotvm::ExtractedTask> autotvmWorkload;
+        if (autotvmDispatch) autotvmWorkload = autotvmDispatch->implementationOf(opt, fg);
+        graph::LoweredGroup lg = graph::lowerGroup(
+            opt, fg, autotvmWorkload ? autotvmDispatch->opImplementation(*autotvmWorkload) : graph::OpImplementation{});
         const auto outs = lg.dag.outputs();
         TB_CHECK(outs.size() == 1 && outs[0].shape() == opt.node(fg.root).type.shape)
             << "group " << fg.name << " does not compute its root's shape";
@@ -400,7 +403,7 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
             job.report.workloadKey = lg.dag.workloadKey();
             job.report.flop = std::max(0.0, lg.dag.flopCount());
             job.report.hasReduce = lg.hasReduce;
-            if (autotvmDispatch) job.autotvmWorkload = autotvm::ApplyHistoryBest::workloadOfGroup(opt, fg);
+            job.autotvmWorkload = autotvmWorkload;
             job.dag = std::move(lg.dag);
             jobs.push_back(std::move(job));
         }

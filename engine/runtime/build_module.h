@@ -52,8 +52,9 @@ struct BuildOptions {
     /// (record::detectLogFormat): auto_scheduler records (TVM v0.2-v0.6 lines) are applied as
     /// auto_scheduler.ApplyHistoryBest does; AutoTVM records (v0.2) as autotvm.apply_history_best
     /// (autotvm/apply_history_best.h): NCHW convs become conv2d_NCHWc blocked by their configs and
-    /// are scheduled by the conv2d_NCHWc.x86 template with the best record's config or, without
-    /// one, the template's fallback config (reported as default).
+    /// are scheduled by the conv2d_NCHWc.x86 template, dense ops computed and scheduled by
+    /// dense_pack.x86 or dense_nopack.x86, each with the best record's config or, without one,
+    /// the template's fallback config (reported as default).
     std::string logPath;
     /// ApplyHistoryBest include_compatible: use a record of the same DAG hash whose shapes divide
     /// ours when no exact record exists.

@@ -139,6 +139,13 @@ private Q_SLOTS:
         int tuned = 0, fallback = 0;
         const autotvm::ApplyHistoryBest dispatch(records, target, 16);
         for (const auto& kr : rep.kernels) {
+            if (kr.funcName.find("nn_dense") != std::string::npos) {
+                // No dense record: select_implementation takes dense_pack (plevel 10) with
+                // TVM's _default_dense_pack_config.
+                QCOMPARE(kr.autotvmConfig, std::string("dense_pack.x86 fallback"));
+                QCOMPARE(kr.source, runtime::ScheduleSource::Default);
+                continue;
+            }
             if (kr.funcName.find("conv2d_NCHWc") == std::string::npos) {
                 QVERIFY(kr.autotvmConfig.empty());
                 continue;
@@ -179,6 +186,53 @@ private Q_SLOTS:
         const double err = runtime::relativeMaxError(got[0].data.data(), want[0].data.data(), want[0].data.size());
         qInfo("resnet-18 NCHW with AutoTVM records: %d tuned, %d fallback conv kernels; relative max error %.3g", tuned,
               fallback, err);
+        QVERIFY2(err <= 1e-4, qPrintable(QString::number(err)));
+    }
+
+    void testDenseImplementationSelection() {
+        // mlp's dense layers: a dense_nopack record faster than the dense_pack one -> the network's
+        // dense kernels use dense_nopack with that config (select_implementation picks the fastest
+        // record); the output equals the interpreter.
+        const std::string target = runtime::hostTargetString();
+        graph::Graph g = withLogits(graph::makeNetwork("mlp", 4, "NCHW"));
+        const auto ex = autotvm::extractX86Tasks(g);
+        std::vector<record::AutoTvmRecord> records;
+        std::map<std::string, int64_t> nopackIndex;  // args -> chosen config index
+        for (const auto& t : ex.tasks) {
+            const autotvm::ConfigSpace space = autotvm::findTemplate(t.taskName)->space(t.args);
+            const int64_t index = space.size() / 2;
+            const bool nopack = t.taskName == "dense_nopack.x86";
+            records.push_back(makeRecord(target, t, space.get(index), nopack ? 1e-3 : 2e-3, 0));
+            if (nopack) nopackIndex[t.args.dump()] = index;
+        }
+        QVERIFY(!nopackIndex.empty());
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const std::string log = tmp.filePath(QStringLiteral("mlp_autotvm.log")).toStdString();
+        {
+            std::ofstream out(log);
+            for (const auto& r : records) out << r.toLine() << "\n";
+        }
+        runtime::BuildOptions o;
+        o.logPath = log;
+        runtime::CompiledModule mod = runtime::build(g, o);
+        qInfo("%s", mod.report().text().c_str());
+        int dense = 0;
+        for (const auto& kr : mod.report().kernels) {
+            if (kr.funcName.find("nn_dense") == std::string::npos) continue;
+            ++dense;
+            QVERIFY2(kr.note.empty(), kr.note.c_str());
+            QVERIFY2(kr.autotvmConfig.rfind("dense_nopack.x86 #", 0) == 0, kr.autotvmConfig.c_str());
+            QCOMPARE(kr.source, runtime::ScheduleSource::Tuned);
+            QCOMPARE(kr.recordMs, 1.0);
+        }
+        QCOMPARE(dense, int(nopackIndex.size()));
+        te::Buffer in = te::Buffer::zeros(g.node(g.inputs()[0]).type.shape);
+        measure::fillRandom(in.data.data(), in.data.size(), 5);
+        auto got = mod.run({in});
+        auto want = graph::runGraph(g, std::vector<te::Buffer>{in});
+        const double err = runtime::relativeMaxError(got[0].data.data(), want[0].data.data(), want[0].data.size());
+        qInfo("mlp with dense_nopack records: relative max error %.3g", err);
         QVERIFY2(err <= 1e-4, qPrintable(QString::number(err)));
     }
 
