@@ -271,15 +271,17 @@ State densePackFused(const TaskArgs&, const ConfigEntity& cfg, const std::shared
     return b.finish().state;
 }
 
+// The largest divisor of n that is <= from (TVM's `for bn in range(from, 0, -1): if n % bn == 0`).
+std::int64_t largestDivisorAtMost(std::int64_t n, std::int64_t from) {
+    for (std::int64_t bn = from; bn > 0; --bn)
+        if (n % bn == 0) return bn;
+    return 1;
+}
+
 // _default_dense_pack_config(cfg, M, N, K) (float32, static shapes).
 void densePackFallback(const TaskArgs& args, int simdLanes, ConfigEntity& cfg) {
     const DenseShape s = denseShape(args, true);
-    std::int64_t tilexIi = 1;
-    for (std::int64_t bn = 2 * simdLanes; bn > 0; --bn)
-        if (s.n % bn == 0) {
-            tilexIi = bn;
-            break;
-        }
+    const std::int64_t tilexIi = largestDivisorAtMost(s.n, 2 * simdLanes);
     const std::int64_t nn = s.n / tilexIi;
     std::int64_t tilexOi = 1;
     while (nn / tilexOi > 4 && (nn / tilexOi) % 2 == 0) tilexOi *= 2;
@@ -297,12 +299,7 @@ void densePackFallback(const TaskArgs& args, int simdLanes, ConfigEntity& cfg) {
 // _default_dense_nopack_config(cfg, M, N, K).
 void denseNopackFallback(const TaskArgs& args, int simdLanes, ConfigEntity& cfg) {
     const DenseShape s = denseShape(args, false);
-    std::int64_t tilekBn = 1;
-    for (std::int64_t bn = 2 * simdLanes; bn > 0; --bn)
-        if (s.k % bn == 0) {
-            tilekBn = bn;
-            break;
-        }
+    const std::int64_t tilekBn = largestDivisorAtMost(s.k, 2 * simdLanes);
     setKnob(cfg, "tile_k", SplitEntity{{s.k / tilekBn, tilekBn}});
     setKnob(cfg, "tile_x", SplitEntity{{s.n, 1}});
     setKnob(cfg, "tile_y", SplitEntity{{1, s.m}});
@@ -459,13 +456,8 @@ void conv2dNCHWcFallback(const TaskArgs& args, int simdLanes, ConfigEntity& cfg)
     const auto [dh, dw] = args.intPair(4);
     const std::int64_t outHeight = floorDiv(data.shape[2] + pad.top + pad.bottom - ((kh - 1) * dh + 1), sh) + 1;
     const std::int64_t outWidth = floorDiv(data.shape[3] + pad.left + pad.right - ((kw - 1) * dw + 1), sw) + 1;
-    auto largestDivisor = [](std::int64_t n, std::int64_t from) {
-        for (std::int64_t bn = from; bn > 0; --bn)
-            if (n % bn == 0) return bn;
-        return std::int64_t(1);
-    };
-    const std::int64_t ocBn = largestDivisor(outFilter, simdLanes);
-    const std::int64_t icBn = largestDivisor(inFilter, ocBn);
+    const std::int64_t ocBn = largestDivisorAtMost(outFilter, simdLanes);
+    const std::int64_t icBn = largestDivisorAtMost(inFilter, ocBn);
     setKnob(cfg, "tile_ic", SplitEntity{{inFilter / icBn, icBn}});
     setKnob(cfg, "tile_oc", SplitEntity{{outFilter / ocBn, ocBn}});
     if (kh == 1 && kw == 1) {
@@ -481,7 +473,7 @@ void conv2dNCHWcFallback(const TaskArgs& args, int simdLanes, ConfigEntity& cfg)
         }
         throw UserError(args.taskName() + ": cannot decide default schedule for workload");
     }
-    const std::int64_t regN = largestDivisor(outWidth, 31);
+    const std::int64_t regN = largestDivisorAtMost(outWidth, 31);
     setKnob(cfg, "tile_ow", SplitEntity{{outWidth / regN, regN}});
     setKnob(cfg, "unroll_kw", OtherOptionEntity{false});
 }

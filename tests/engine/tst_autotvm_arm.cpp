@@ -5,7 +5,6 @@
 // same DAG; the arm_cpu task extraction lists the implementations TVM's arm_cpu strategy offers.
 #include <QtTest>
 
-#include <random>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -15,11 +14,8 @@
 #include "engine/autotvm/task_extraction.h"
 #include "engine/graph/zoo.h"
 #include "engine/record/autotvm_record.h"
-#include "engine/lower/lower_state.h"
 #include "engine/record/record_io.h"
-#include "engine/te/interpreter.h"
-#include "test_measure_util.h"
-#include "test_util.h"
+#include "autotvm_test_util.h"
 
 using namespace tb;
 using namespace tb::autotvm;
@@ -29,29 +25,10 @@ namespace {
 
 const char* kArmTarget = "llvm -device=arm_cpu -mtriple=aarch64-linux-gnu -mattr=+neon";
 
-// The first, the last and `nRandom` seeded random valid indices of a space.
-std::vector<std::int64_t> sampleIndices(const ConfigSpace& space, int nRandom, unsigned seed) {
-    std::vector<std::int64_t> out{0, space.rangeLength() - 1};
-    std::mt19937_64 rng(seed);
-    std::uniform_int_distribution<std::int64_t> d(0, space.rangeLength() - 1);
-    while (int(out.size()) < nRandom + 2) out.push_back(d(rng));
-    return out;
-}
+using test::sampleIndices;
 
-// Lowers and compiles config `cfg` (for this host: the program is the same whatever the target),
-// runs it on seeded random inputs and compares with the interpreter: empty when equal.
 QString compareWithInterpreter(const Task& task, const ConfigEntity& cfg, unsigned seed) {
-    TemplateInstance inst;
-    try {
-        inst = task.instantiate(cfg);
-    } catch (const UserError& e) {
-        return QStringLiteral("config %1 does not instantiate: %2").arg(cfg.index).arg(QString::fromUtf8(e.what()));
-    }
-    const auto inputs = test::randomInputs(*inst.dag, seed);
-    const QString diff = test::compareOutputs(
-        test::runCompiled(lower::lowerState(*inst.dag, inst.state), *inst.dag, inputs), te::evaluate(*inst.dag, inputs));
-    if (diff.isEmpty()) return diff;
-    return QStringLiteral("config %1 %2: %3").arg(cfg.index).arg(QString::fromStdString(cfg.entityJson().dump()), diff);
+    return test::compareConfigWithInterpreter(task, cfg, seed);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "engine/measure/timer.h"
 #include "engine/record/autotvm_record.h"
 #include "engine/runtime/build_module.h"
+#include "runtime_test_util.h"
 
 using namespace tb;
 using ojson = nlohmann::ordered_json;
@@ -37,14 +38,17 @@ record::AutoTvmRecord makeRecord(const std::string& target, const autotvm::Extra
     return r;
 }
 
-/// The zoo networks end in a nearly uniform softmax: compare the logits.
-graph::Graph withLogits(graph::Graph g) {
-    const graph::Node& out = g.node(g.outputs().at(0));
-    if (out.kind == graph::NodeKind::Op && out.op == "nn.softmax") {
-        g.setOutputs({out.inputs.at(0)});
-        return g.pruned();
-    }
-    return g;
+using test::withLogits;
+
+/// Writes `records` as a log in `dir` and builds `g` with it.
+runtime::CompiledModule buildWithLog(const graph::Graph& g, const QTemporaryDir& dir,
+                                     const std::vector<record::AutoTvmRecord>& records) {
+    runtime::BuildOptions o;
+    o.logPath = dir.filePath(QStringLiteral("autotvm.log")).toStdString();
+    std::ofstream out(o.logPath);
+    for (const auto& r : records) out << r.toLine() << "\n";
+    out.close();
+    return runtime::build(g, o);
 }
 
 }  // namespace
@@ -121,14 +125,7 @@ private Q_SLOTS:
         QVERIFY(withRecord >= 7 && withoutRecord >= 3);
         QTemporaryDir tmp;
         QVERIFY(tmp.isValid());
-        const std::string log = tmp.filePath(QStringLiteral("r18_autotvm.log")).toStdString();
-        {
-            std::ofstream out(log);
-            for (const auto& r : records) out << r.toLine() << "\n";
-        }
-        runtime::BuildOptions o;
-        o.logPath = log;
-        runtime::CompiledModule mod = runtime::build(g, o);
+        runtime::CompiledModule mod = buildWithLog(g, tmp, records);
         const runtime::BuildReport& rep = mod.report();
         qInfo("%s", rep.text().c_str());
         QCOMPARE(rep.logFormat, std::string("autotvm"));
@@ -178,12 +175,7 @@ private Q_SLOTS:
             if (it != expected.end()) QCOMPARE(d.config.index, it->second);
         }
 
-        te::Buffer in = te::Buffer::zeros(g.node(g.inputs()[0]).type.shape);
-        measure::fillRandom(in.data.data(), in.data.size(), 7);
-        auto got = mod.run({in});
-        auto want = graph::runGraph(g, std::vector<te::Buffer>{in});
-        QCOMPARE(got.at(0).shape, want.at(0).shape);
-        const double err = runtime::relativeMaxError(got[0].data.data(), want[0].data.data(), want[0].data.size());
+        const double err = test::compareWithInterpreter(mod, g, 7);
         qInfo("resnet-18 NCHW with AutoTVM records: %d tuned, %d fallback conv kernels; relative max error %.3g", tuned,
               fallback, err);
         QVERIFY2(err <= 1e-4, qPrintable(QString::number(err)));
@@ -208,14 +200,7 @@ private Q_SLOTS:
         QVERIFY(!nopackIndex.empty());
         QTemporaryDir tmp;
         QVERIFY(tmp.isValid());
-        const std::string log = tmp.filePath(QStringLiteral("mlp_autotvm.log")).toStdString();
-        {
-            std::ofstream out(log);
-            for (const auto& r : records) out << r.toLine() << "\n";
-        }
-        runtime::BuildOptions o;
-        o.logPath = log;
-        runtime::CompiledModule mod = runtime::build(g, o);
+        runtime::CompiledModule mod = buildWithLog(g, tmp, records);
         qInfo("%s", mod.report().text().c_str());
         int dense = 0;
         for (const auto& kr : mod.report().kernels) {
@@ -227,11 +212,7 @@ private Q_SLOTS:
             QCOMPARE(kr.recordMs, 1.0);
         }
         QCOMPARE(dense, int(nopackIndex.size()));
-        te::Buffer in = te::Buffer::zeros(g.node(g.inputs()[0]).type.shape);
-        measure::fillRandom(in.data.data(), in.data.size(), 5);
-        auto got = mod.run({in});
-        auto want = graph::runGraph(g, std::vector<te::Buffer>{in});
-        const double err = runtime::relativeMaxError(got[0].data.data(), want[0].data.data(), want[0].data.size());
+        const double err = test::compareWithInterpreter(mod, g, 5);
         qInfo("mlp with dense_nopack records: relative max error %.3g", err);
         QVERIFY2(err <= 1e-4, qPrintable(QString::number(err)));
     }
@@ -254,11 +235,7 @@ private Q_SLOTS:
             QVERIFY(kr.recordMs > 0 && kr.steps > 0);
         }
         QVERIFY(convKernels >= 12);
-        te::Buffer in = te::Buffer::zeros(g.node(g.inputs()[0]).type.shape);
-        measure::fillRandom(in.data.data(), in.data.size(), 9);
-        auto got = mod.run({in});
-        auto want = graph::runGraph(g, std::vector<te::Buffer>{in});
-        const double err = runtime::relativeMaxError(got[0].data.data(), want[0].data.data(), want[0].data.size());
+        const double err = test::compareWithInterpreter(mod, g, 9);
         qInfo("resnet-18 NCHW with TopHub's x86 log: %d conv kernels tuned; relative max error %.3g", convKernels, err);
         QVERIFY2(err <= 1e-4, qPrintable(QString::number(err)));
     }

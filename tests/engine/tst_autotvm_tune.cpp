@@ -25,6 +25,7 @@
 #include "engine/record/record_io.h"
 #include "engine/support/error.h"
 #include "engine/te/interpreter.h"
+#include "autotvm_test_util.h"
 #include "test_measure_util.h"
 #include "test_util.h"
 
@@ -40,25 +41,11 @@ ojson denseArgs(std::int64_t m, std::int64_t n, std::int64_t k) {
                         "\"float32\"]");
 }
 
-// The first, the last and `nRandom` seeded random valid indices of a space.
-std::vector<std::int64_t> sampleIndices(const ConfigSpace& space, int nRandom, unsigned seed) {
-    std::vector<std::int64_t> out{0, space.rangeLength() - 1};
-    std::mt19937_64 rng(seed);
-    std::uniform_int_distribution<std::int64_t> d(0, space.rangeLength() - 1);
-    while (int(out.size()) < nRandom + 2) out.push_back(d(rng));
-    return out;
-}
+using test::sampleIndices;
 
-// Instantiates config `index`, lowers and compiles it, runs it on seeded random inputs and compares
-// with the interpreter on the same DAG: empty when equal, else the config and the mismatch.
+// Config `index` compared with the interpreter (inputs seeded with index + 1).
 QString compareWithInterpreter(const Task& task, std::int64_t index) {
-    const ConfigEntity cfg = task.space.get(index);
-    const TemplateInstance inst = task.instantiate(cfg);
-    const auto inputs = test::randomInputs(*inst.dag, unsigned(index) + 1);
-    const QString diff = test::compareOutputs(
-        test::runCompiled(lower::lowerState(*inst.dag, inst.state), *inst.dag, inputs), te::evaluate(*inst.dag, inputs));
-    if (diff.isEmpty()) return diff;
-    return QStringLiteral("config %1 %2: %3").arg(index).arg(QString::fromStdString(cfg.entityJson().dump()), diff);
+    return test::compareConfigWithInterpreter(task, task.space.get(index), unsigned(index) + 1);
 }
 
 // Builds nothing and times nothing: a config's "cost" is a fixed function of its entity text, so
