@@ -4,7 +4,8 @@
 //   autotvm tune (--template NAME --args JSON | --network NAME [--batch N]) [--tuner NAME]
 //                [--n-trial N] [--early-stopping N] [--log FILE] [--target T]
 //                [--n-parallel N] [--number N] [--repeat N] [--min-repeat-ms MS] [--timeout S]
-//                [--seed N] [--transfer-learning [--min-seed-records N]]
+//                [--seed N] [--runner local|rpc --tracker HOST:PORT --key KEY]
+//                [--transfer-learning [--min-seed-records N]]
 //        --tuner: TVM's tutorial names (xgb = itervar features, xgb_knob, xgb_curve, xgb_rank...,
 //        xgb_rank_binary..., ga, random, gridsearch; autotvm/tuner.h makeTuner)
 //        prints TVM's progress line ("[Task  1/ 1]  Current/Best: ... GFLOPS | Progress: (i/n) |
@@ -15,6 +16,9 @@
 //        same template) train the XGB tuner's base model (TVM tuner.load_history, as the
 //        tutorials' use_transfer_learning), if at least --min-seed-records (TVM: 500) are usable
 //   autotvm pick-best -i IN [-o OUT]   TVM `autotvm.record.pick_best` (default OUT = IN.best.log)
+//   autotvm tasks --network NAME [--batch N] [--target T]
+//        the tasks TVM's autotvm.task.extract_from_program lists for the NCHW network on the
+//        target (x86, or arm_cpu for `-device=arm_cpu`): template, FLOPs, space size, args
 #include <QCommandLineParser>
 
 #include <algorithm>
@@ -47,7 +51,8 @@ void printAutotvmUsage(FILE* out) {
                  "Actions:\n"
                  "  tune --template NAME --args JSON   tune one AutoTVM task (args as in a record)\n"
                  "  tune --network NAME [--batch N]    tune every AutoTVM task of a zoo network (NCHW)\n"
-                 "  pick-best -i IN [-o OUT]           keep the best record per workload and target\n\n"
+                 "  pick-best -i IN [-o OUT]           keep the best record per workload and target\n"
+                 "  tasks --network NAME [--target T]  list the AutoTVM tasks of a zoo network (NCHW)\n\n"
                  "Run 'tunebench-cli autotvm <action> --help' for the options.\n");
 }
 
@@ -88,6 +93,9 @@ int runAutotvmTune(const QStringList& args) {
     add("repeat", "repeats", "n", "1");
     add("min-repeat-ms", "minimum time of one repeat (ms)", "ms", "0");
     add("timeout", "per-config run limit (s)", "s", "10");
+    add("runner", "local (this machine's sandbox) or rpc (devices of an RPC tracker, TVM RPCRunner)", "kind", "local");
+    add("tracker", "RPC tracker of --runner rpc", "host:port", "127.0.0.1:9190");
+    add("key", "device key of --runner rpc, e.g. rasp4b-64", "key", "");
     add("seed", "random seed of the tuner", "n", "0");
     add("network", "tune every AutoTVM task of a zoo network (NCHW), instead of --template/--args", "name");
     add("batch", "batch size of --network", "n", "1");
@@ -103,20 +111,34 @@ int runAutotvmTune(const QStringList& args) {
     // The target as the auto-scheduler's `tune` resolves it and writes it into records.
     const tuning::ResolvedTarget resolved = tuning::resolveTarget(p.value(QStringLiteral("target")).toStdString());
     const codegen::Target& target = resolved.target;
-    TB_USER_CHECK(target.runsOnHost()) << "autotvm tune measures on this machine; target '" << resolved.recordString
-                                       << "' does not run here";
+    tuning::RunnerConfig rc;
+    const std::string runnerKind = p.value(QStringLiteral("runner")).toStdString();
+    TB_USER_CHECK(runnerKind == "local" || runnerKind == "rpc") << "--runner must be local or rpc, got '" << runnerKind << "'";
+    rc.kind = runnerKind == "rpc" ? tuning::RunnerConfig::Kind::Rpc : tuning::RunnerConfig::Kind::Local;
+    const QStringList hp = p.value(QStringLiteral("tracker")).split(QLatin1Char(':'));
+    TB_USER_CHECK(hp.size() == 2 && !hp[0].isEmpty() && hp[1].toInt() > 0) << "--tracker must be HOST:PORT";
+    rc.trackerHost = hp[0].toStdString();
+    rc.trackerPort = hp[1].toInt();
+    rc.key = p.value(QStringLiteral("key")).toStdString();
+    rc.number = intOption(p, QStringLiteral("number"));
+    rc.repeat = intOption(p, QStringLiteral("repeat"));
+    rc.minRepeatMs = int(doubleOption(p, QStringLiteral("min-repeat-ms")));
+    rc.timeoutS = doubleOption(p, QStringLiteral("timeout"));
+    TB_USER_CHECK(rc.kind == tuning::RunnerConfig::Kind::Rpc || target.runsOnHost())
+        << "target '" << resolved.recordString << "' does not run on this machine: use --runner rpc with a device key";
     std::vector<autotvm::ExtractedTask> tasks;
     if (network) {
         tuning::NetworkSource src;
         src.zooName = p.value(QStringLiteral("network")).toStdString();
         src.batch = intOption(p, QStringLiteral("batch"));
         src.layout = "NCHW";
-        const autotvm::ExtractedTasks ex = autotvm::extractX86Tasks(tuning::loadNetwork(src));
+        const autotvm::ExtractedTasks ex = autotvm::extractTasks(tuning::loadNetwork(src), resolved.recordString);
+        std::string skipped;
+        if (!ex.notInstantiable.empty())
+            skipped += ", skipped " + std::to_string(ex.notInstantiable.size()) + " tasks whose templates do not run here";
+        if (ex.skippedOps) skipped += ", " + std::to_string(ex.skippedOps) + " conv2d/dense ops without a template";
         std::fprintf(stdout, "Extracted %zu AutoTVM tasks from %s (NCHW, batch %lld)%s\n", ex.tasks.size(),
-                     src.zooName.c_str(), static_cast<long long>(src.batch),
-                     ex.skippedOps ? (", skipped " + std::to_string(ex.skippedOps) +
-                                      " conv2d/dense ops whose templates do not run here").c_str()
-                                   : "");
+                     src.zooName.c_str(), static_cast<long long>(src.batch), skipped.c_str());
         tasks = ex.tasks;
     } else {
         TB_USER_CHECK(p.isSet(QStringLiteral("template")) && p.isSet(QStringLiteral("args")))
@@ -128,12 +150,9 @@ int runAutotvmTune(const QStringList& args) {
     }
 
     measure::LocalBuilder builder(target);
-    measure::RunnerOptions ro;
-    ro.number = intOption(p, QStringLiteral("number"));
-    ro.repeat = intOption(p, QStringLiteral("repeat"));
-    ro.minRepeatMs = doubleOption(p, QStringLiteral("min-repeat-ms"));
-    ro.timeoutS = doubleOption(p, QStringLiteral("timeout"));
-    measure::LocalRunner runner(ro);
+    const std::unique_ptr<measure::ProgramRunner> runnerPtr =
+        tuning::makeRunner(rc, resolved, std::uint64_t(intOption(p, QStringLiteral("seed"))));
+    measure::ProgramRunner& runner = *runnerPtr;
 
     autotvm::TuneOptions base;
     base.nTrial = intOption(p, QStringLiteral("n-trial"));
@@ -216,6 +235,42 @@ int runAutotvmTune(const QStringList& args) {
     return tuned == int(tasks.size()) ? 0 : 1;
 }
 
+int runAutotvmTasks(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "List the AutoTVM tasks of a zoo network (NCHW) as TVM autotvm.task.extract_from_program does for the target."));
+    p.addHelpOption();
+    p.addOption({QStringLiteral("network"), QStringLiteral("zoo network (mobilenet, resnet-18, ...)"), QStringLiteral("name")});
+    p.addOption({QStringLiteral("batch"), QStringLiteral("batch size"), QStringLiteral("n"), QStringLiteral("1")});
+    p.addOption({QStringLiteral("target"),
+                 QStringLiteral("TVM target string (default: this CPU); -device=arm_cpu selects the arm_cpu strategy"),
+                 QStringLiteral("target"), QString()});
+    if (const auto rc = parseOrExit(p, args)) return *rc;
+    TB_USER_CHECK(p.isSet(QStringLiteral("network"))) << "autotvm tasks needs --network";
+    const std::string target = tuning::resolveTarget(p.value(QStringLiteral("target")).toStdString()).recordString;
+    tuning::NetworkSource src;
+    src.zooName = p.value(QStringLiteral("network")).toStdString();
+    src.batch = intOption(p, QStringLiteral("batch"));
+    src.layout = "NCHW";
+    const autotvm::ExtractedTasks ex = autotvm::extractTasks(tuning::loadNetwork(src), target);
+    std::fprintf(stdout, "%zu AutoTVM tasks of %s (NCHW, batch %lld) for %s%s\n", ex.all.size(), src.zooName.c_str(), static_cast<long long>(src.batch),
+                 target.c_str(),
+                 ex.skippedOps ? (" (" + std::to_string(ex.skippedOps) + " conv2d/dense ops without a template)").c_str()
+                               : "");
+    std::fprintf(stdout, "  %3s  %-34s %14s %10s  %s\n", "#", "template", "FLOPs", "space", "args");
+    int i = 0;
+    for (const auto& t : ex.all) {
+        const autotvm::Template* tmpl = autotvm::findTemplate(t.taskName);
+        const bool runs = tmpl->canInstantiate();
+        char flop[32] = "-";
+        if (runs) std::snprintf(flop, sizeof flop, "%.0f", autotvm::Task::create(t.taskName, t.args, target).flop);
+        std::fprintf(stdout, "  %3d  %-34s %14s %10lld  %s%s\n", ++i, t.taskName.c_str(), flop,
+                     static_cast<long long>(tmpl->space(t.args).size()), t.args.dump().c_str(),
+                     runs ? "" : "  (no instantiation here)");
+    }
+    return 0;
+}
+
 int runAutotvmPickBest(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("Keep the best AutoTVM record per workload (TVM autotvm.record --mode pick)."));
@@ -245,6 +300,7 @@ int runAutotvm(const QStringList& args) {
     sub[0] = args[0] + QLatin1Char(' ') + args[1];
     if (args[1] == QLatin1String("tune")) return runAutotvmTune(sub);
     if (args[1] == QLatin1String("pick-best")) return runAutotvmPickBest(sub);
+    if (args[1] == QLatin1String("tasks")) return runAutotvmTasks(sub);
     std::fprintf(stderr, "error: unknown autotvm action '%s'\n\n", qPrintable(args[1]));
     printAutotvmUsage(stderr);
     return 2;

@@ -87,7 +87,8 @@ int runCompile(const QStringList& args) {
     p.addHelpOption();
     NetworkOptions net;
     net.addTo(p);
-    QCommandLineOption log(QStringLiteral("log"), QStringLiteral("auto_scheduler tuning log (omit: no tuned schedules)."),
+    QCommandLineOption log(QStringLiteral("log"), QStringLiteral("Tuning log (omit: no tuned schedules): auto_scheduler records, or AutoTVM records (told by "
+                                          "their lines; x86 conv2d_NCHWc configs apply to NCHW convs: --layout NCHW)."),
                            QStringLiteral("FILE"));
     QCommandLineOption target(QStringLiteral("target"), QStringLiteral("TVM target string (default: this CPU)."),
                               QStringLiteral("TARGET"));

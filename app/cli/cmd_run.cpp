@@ -41,7 +41,10 @@ int runRun(const QStringList& args) {
     QCommandLineOption shape(QStringLiteral("shape"),
                              QStringLiteral("Bind an ONNX input shape, e.g. x=1,3,640,640 (default: the input files' shapes)."),
                              QStringLiteral("NAME=DIMS"));
-    QCommandLineOption log(QStringLiteral("log"), QStringLiteral("auto_scheduler tuning log."), QStringLiteral("FILE"));
+    QCommandLineOption log(QStringLiteral("log"),
+                           QStringLiteral("Tuning log: auto_scheduler or AutoTVM records (told by their lines; AutoTVM's x86 "
+                                          "conv2d_NCHWc configs apply to NCHW convs: --layout NCHW)."),
+                           QStringLiteral("FILE"));
     QCommandLineOption target(QStringLiteral("target"), QStringLiteral("TVM target string (default: this CPU)."),
                               QStringLiteral("TARGET"));
     QCommandLineOption input(QStringLiteral("input"),

@@ -87,6 +87,65 @@ void StateBuilder::computeAt(const StageRefName& stage, const StageRefName& targ
     addStep(&m_state, Step(ComputeAtStep{sid, tid, iterId(tid, iter)}), *m_dag);
 }
 
+StageRefName StateBuilder::cacheRead(const StageRefName& stage, const std::string& scope,
+                                     const std::vector<StageRefName>& readers) {
+    CacheReadStep step;
+    step.stageId = stageId(stage);
+    step.scopeName = scope;
+    for (const auto& r : readers) step.readerStageIds.push_back(stageId(r));
+    addStep(&m_state, Step(step), *m_dag);
+    return {m_state.stage(step.stageId + 1).op->name, 0};
+}
+
+void StateBuilder::applyAnnotate(const StageRefName& stage, const std::vector<std::string>& iters,
+                                 const AnnotateEntity& entity, const std::vector<std::int64_t>& axisLens,
+                                 std::int64_t maxUnroll) {
+    TB_USER_CHECK(entity.anns.size() == iters.size()) << "template schedule: annotation of " << entity.anns.size()
+                                                       << " axes applied to " << iters.size();
+    for (size_t i = 0; i < iters.size(); ++i) {
+        const std::string& ann = entity.anns[i];
+        if (ann == "none") continue;
+        if (ann == "unroll") {
+            TB_USER_CHECK(!maxUnroll || axisLens.at(i) <= maxUnroll) << "Too large factor for unrolling";
+            annotate(stage, iters[i], IteratorAnnotation::Unroll);
+        } else if (ann == "vec") {
+            annotate(stage, iters[i], IteratorAnnotation::Vectorize);
+        } else {
+            throw UserError("template schedule: annotation '" + ann + "' is not supported on CPU");
+        }
+    }
+}
+
+void StateBuilder::applyReorder(const StageRefName& stage, const std::vector<std::string>& iters,
+                                const ReorderEntity& entity) {
+    std::vector<std::string> order;
+    for (int p : entity.perm) order.push_back(iters.at(size_t(p)));
+    reorder(stage, order);
+}
+
+void StateBuilder::computeInline(const StageRefName& stage) {
+    addStep(&m_state, Step(ComputeInlineStep{stageId(stage)}), *m_dag);
+}
+
+std::vector<StageRefName> StateBuilder::computeStagesAfter(const StageRefName& stage) const {
+    const auto& stages = m_state.stages();
+    std::vector<StageRefName> out;
+    for (size_t i = size_t(stageId(stage)) + 1; i < stages.size(); ++i) {
+        if (!stages[i]->op->isCompute()) continue;
+        int occurrence = 0;
+        for (size_t j = 0; j < i; ++j) occurrence += stages[j]->op->name == stages[i]->op->name;
+        out.push_back({stages[i]->op->name, occurrence});
+    }
+    return out;
+}
+
+bool StateBuilder::hasStage(const StageRefName& stage) const {
+    int seen = 0;
+    for (const auto& st : m_state.stages())
+        if (st->op->name == stage.name && seen++ == stage.occurrence) return true;
+    return false;
+}
+
 void StateBuilder::cacheWrite(const StageRefName& stage, const std::string& scope) {
     addStep(&m_state, Step(CacheWriteStep{stageId(stage), scope}), *m_dag);
 }

@@ -42,9 +42,26 @@ public:
     void annotate(const StageRefName& stage, const std::string& iter, IteratorAnnotation ann);
     /// `s[stage].compute_at(s[target], iter)`.
     void computeAt(const StageRefName& stage, const StageRefName& target, const std::string& iter);
+    /// `s.cache_read(stage, scope, readers)`: inserts stage `<name>.<scope>` after it, read by
+    /// `readers` instead of it. Returns the new stage.
+    StageRefName cacheRead(const StageRefName& stage, const std::string& scope, const std::vector<StageRefName>& readers);
+    /// `AnnotateEntity.apply(s, stage, axes, axis_lens, max_unroll)`: "unroll" / "vec" / "none" per
+    /// loop; throws tb::UserError (TVM's cfg.raise_error, an invalid config) when an unrolled
+    /// loop is longer than `maxUnroll` (0: no limit).
+    void applyAnnotate(const StageRefName& stage, const std::vector<std::string>& iters, const AnnotateEntity& entity,
+                       const std::vector<std::int64_t>& axisLens, std::int64_t maxUnroll = 0);
+    /// `ReorderEntity.apply(s, stage, axes)`: reorder to axes[perm[0]], axes[perm[1]], ...
+    void applyReorder(const StageRefName& stage, const std::vector<std::string>& iters, const ReorderEntity& entity);
+    /// `s[stage].compute_inline()`.
+    void computeInline(const StageRefName& stage);
     /// `s.cache_write(stage, scope)`: inserts stage `<name>.<scope>` before it.
     void cacheWrite(const StageRefName& stage, const std::string& scope);
 
+    /// The compute stages after `stage` in stage order (for a network kernel: the ops fused after
+    /// the template's output; the last one is the kernel's output).
+    std::vector<StageRefName> computeStagesAfter(const StageRefName& stage) const;
+    /// True if the DAG has the stage.
+    bool hasStage(const StageRefName& stage) const;
     /// The loop names of a stage, outermost first.
     std::vector<std::string> iters(const StageRefName& stage) const;
     /// Bound inference; the result is ready for lowering.

@@ -3,6 +3,8 @@
 
 #include <set>
 
+#include "engine/autotvm/template.h"
+
 namespace tb::autotvm {
 
 namespace {
@@ -23,13 +25,15 @@ std::vector<std::int64_t> pair(const std::vector<std::int64_t>& v) {
     return v.size() == 1 ? std::vector<std::int64_t>{v[0], v[0]} : v;
 }
 
-}  // namespace
-
-ExtractedTasks extractX86Tasks(const graph::Graph& graph) {
+// Both strategies: the templates TVM's strategy offers for one op, in strategy order.
+ExtractedTasks extract(const graph::Graph& graph, bool arm) {
     ExtractedTasks out;
     std::set<std::string> seen;
     auto add = [&](const std::string& name, ojson args) {
-        if (seen.insert(name + args.dump()).second) out.tasks.push_back({name, std::move(args)});
+        if (!seen.insert(name + args.dump()).second) return;
+        const Template* t = findTemplate(name);
+        out.all.push_back({name, args});
+        (t && t->canInstantiate() ? out.tasks : out.notInstantiable).push_back({name, std::move(args)});
     };
     for (const auto& n : graph.nodes()) {
         if (n.kind != graph::NodeKind::Op || (n.op != "nn.conv2d" && n.op != "nn.dense")) continue;
@@ -45,26 +49,66 @@ ExtractedTasks extractX86Tasks(const graph::Graph& graph) {
                 continue;
             }
             const ojson args = ojson::array({tensorArg(data), tensorArg(weight), nullptr, "float32"});
-            add("dense_pack.x86", args);
             add("dense_nopack.x86", args);
+            add("dense_pack.x86", args);
             continue;
         }
         const auto& a = n.attrs;
+        const int64_t groups = a.getInt("groups", 1);
         if (a.getString("data_layout", "NCHW") != "NCHW" || a.getString("kernel_layout", "OIHW") != "OIHW" ||
-            a.getInt("groups", 1) != 1) {
+            data.shape.size() != 4 || weight.shape.size() != 4) {
             ++out.skippedOps;
             continue;
         }
-        ojson args = ojson::array({tensorArg(data), tensorArg(weight)});
-        args.push_back(pair(a.getInts("strides", {1, 1})));
-        args.push_back(fourPads(a.getInts("padding", {0, 0})));
-        args.push_back(pair(a.getInts("dilation", {1, 1})));
-        args.push_back("NCHW");
-        args.push_back("NCHW");
-        args.push_back("float32");
-        add("conv2d_NCHWc.x86", std::move(args));
+        // TVM is_depthwise_conv2d: in channels == groups == out channels.
+        const bool depthwise = groups > 1 && groups == data.shape[1] && groups == weight.shape[0];
+        const auto strides = pair(a.getInts("strides", {1, 1}));
+        const auto dilation = pair(a.getInts("dilation", {1, 1}));
+        // [data, kernel, strides, padding, dilation, out_dtype]: the arm_cpu templates' args.
+        ojson armArgs = ojson::array({tensorArg(data), tensorArg(weight), strides,
+                                      fourPads(a.getInts("padding", {0, 0})), dilation, "float32"});
+        if (groups == 1) {
+            if (arm) add("conv2d_nchw_spatial_pack.arm_cpu", armArgs);
+            add("conv2d_NCHWc.x86", conv2dNCHWcTaskArgs(data.shape, weight.shape, a));
+            if (arm && weight.shape[2] == 3 && weight.shape[3] == 3 && strides == std::vector<std::int64_t>{1, 1} &&
+                dilation == std::vector<std::int64_t>{1, 1})
+                add("conv2d_nchw_winograd.arm_cpu", armArgs);
+        } else if (depthwise) {
+            if (arm) add("depthwise_conv2d_nchw.arm_cpu", armArgs);
+            if (weight.shape[1] == 1 && dilation == std::vector<std::int64_t>{1, 1})
+                add("depthwise_conv2d_NCHWc.x86", conv2dNCHWcTaskArgs(data.shape, weight.shape, a));
+        } else {
+            ++out.skippedOps;
+        }
     }
     return out;
+}
+
+}  // namespace
+
+ExtractedTasks extractX86Tasks(const graph::Graph& graph) { return extract(graph, false); }
+ExtractedTasks extractArmCpuTasks(const graph::Graph& graph) { return extract(graph, true); }
+
+bool isArmCpuTarget(const std::string& target) {
+    return target.find("-device=arm_cpu") != std::string::npos ||
+           (target.find("-keys=") != std::string::npos && target.find("arm_cpu") != std::string::npos);
+}
+
+ExtractedTasks extractTasks(const graph::Graph& graph, const std::string& target) {
+    return isArmCpuTarget(target) ? extractArmCpuTasks(graph) : extractX86Tasks(graph);
+}
+
+ojson conv2dNCHWcTaskArgs(const std::vector<std::int64_t>& dataNCHW, const std::vector<std::int64_t>& kernelOIHW,
+                          const graph::Attrs& a) {
+    ojson args = ojson::array({ojson::array({"TENSOR", dataNCHW, "float32"}),
+                               ojson::array({"TENSOR", kernelOIHW, "float32"})});
+    args.push_back(pair(a.getInts("strides", {1, 1})));
+    args.push_back(fourPads(a.getInts("padding", {0, 0})));
+    args.push_back(pair(a.getInts("dilation", {1, 1})));
+    args.push_back("NCHW");
+    args.push_back("NCHW");
+    args.push_back("float32");
+    return args;
 }
 
 }  // namespace tb::autotvm

@@ -30,6 +30,25 @@ TemplateInstance Template::instantiate(const TaskArgs& args, const ConfigEntity&
     throw UserError("AutoTVM template '" + name() + "' cannot be instantiated here yet (only its space is known)");
 }
 
+te::Tensor Template::networkCompute(const TaskArgs& args, const ConfigEntity&, const std::vector<te::Tensor>&) const {
+    (void)args;
+    throw UserError("AutoTVM template '" + name() + "' has no network compute here");
+}
+
+State Template::scheduleFused(const TaskArgs& args, const ConfigEntity&,
+                               const std::shared_ptr<const te::ComputeDAG>&) const {
+    (void)args;
+    throw UserError("AutoTVM template '" + name() + "' cannot schedule a fused network kernel here yet");
+}
+
+ConfigEntity Template::fallbackConfig(const TaskArgs& args, int) const {
+    ConfigSpace cfg;
+    defineSpace(args, cfg);
+    ConfigEntity e = cfg.get(0);
+    e.index = -1;
+    return e;
+}
+
 ConfigSpace Template::space(const nlohmann::ordered_json& args) const {
     ConfigSpace cfg;
     defineSpace(TaskArgs(name(), args), cfg);
@@ -49,6 +68,15 @@ std::vector<const Template*> allTemplates() {
 }
 
 namespace detail {
+
+void setKnob(ConfigEntity& e, const std::string& name, Entity value) {
+    for (auto& [n, v] : e.knobs)
+        if (n == name) {
+            v = std::move(value);
+            return;
+        }
+    throw UserError("config has no knob '" + name + "'");
+}
 
 SplitOptions splitOpts(int numOutputs, std::function<bool(const SplitEntity&)> filter, std::int64_t maxFactor,
                        std::string policy) {

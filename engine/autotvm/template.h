@@ -81,6 +81,35 @@ public:
     /// INSTANTIATION_ERROR.
     virtual TemplateInstance instantiate(const TaskArgs& args, const ConfigEntity& entity) const;
 
+    /// True if networkCompute() is implemented (otherwise the op registry's lowering of the op is
+    /// already the template's compute, as topi conv2d_NCHWc is conv2d_NCHWc.x86's).
+    virtual bool hasNetworkCompute() const { return false; }
+    /// The template's compute outside tuning mode (GLOBAL_SCOPE.in_tuning false: packing stages
+    /// are computed, not placeholders) on the op's input tensors, for config `entity` (e.g.
+    /// dense_nopack's two "compute" stages, whose shape depends on tile_k). Throws tb::UserError
+    /// when the inputs do not fit the args.
+    virtual te::Tensor networkCompute(const TaskArgs& args, const ConfigEntity& entity,
+                                      const std::vector<te::Tensor>& inputs) const;
+
+    /// True if scheduleFused() is implemented for this template.
+    virtual bool canScheduleFused() const { return false; }
+    /// The schedule of config `entity` on a network kernel (TVM relay.build under
+    /// apply_history_best): `dag` holds this template's compute for these args as the network
+    /// lowers it (stage names as instantiate()'s, the packed inputs real tensors) followed by the
+    /// injective ops fused after it. As TVM's schedule function does, those ops are inlined except
+    /// the last, the group's output (`last` / `O` in TVM, scheduled as the template says for
+    /// `C != O`). Returns the bound-inferred State. Throws tb::UserError when the DAG is not this
+    /// template's compute or the template cannot do it.
+    virtual State scheduleFused(const TaskArgs& args, const ConfigEntity& entity,
+                                const std::shared_ptr<const te::ComputeDAG>& dag) const;
+    /// TVM's FallbackConfigEntity as the template completes it when no record exists: every knob
+    /// at its first candidate (ConfigSpace.get(0)), then the template's `cfg.is_fallback` defaults
+    /// (x86 conv2d_NCHWc: _get_default_config, i.e. conv2d_avx_common / conv2d_avx_1x1
+    /// `_fallback_schedule`; dense: _default_dense_pack_config / _default_dense_nopack_config).
+    /// `simdLanes` is TVM's get_simd_32bit_lanes() for the target (8 AVX2, 16 AVX-512, 4 NEON).
+    /// The index is -1, as TVM's fallback entity has no index.
+    virtual ConfigEntity fallbackConfig(const TaskArgs& args, int simdLanes) const;
+
     /// The whole space for serialized args (`["TENSOR", ...], ...`).
     ConfigSpace space(const nlohmann::ordered_json& args) const;
 };

@@ -18,13 +18,21 @@
 
 namespace tb::autotvm::detail {
 
-/// A template given by its name, TVM source, space function and (optionally) instantiation.
+/// A template given by its name, TVM source, space function and (optionally) instantiation,
+/// fused-kernel schedule and fallback-config defaults.
 class FunctionTemplate final : public Template {
 public:
     using SpaceFn = std::function<void(const TaskArgs&, ConfigSpace&)>;
     using InstantiateFn = std::function<TemplateInstance(const TaskArgs&, const ConfigEntity&)>;
-    FunctionTemplate(std::string name, std::string source, SpaceFn fn, InstantiateFn inst = {})
-        : m_name(std::move(name)), m_source(std::move(source)), m_fn(std::move(fn)), m_inst(std::move(inst)) {}
+    using FusedFn = std::function<State(const TaskArgs&, const ConfigEntity&,
+                                        const std::shared_ptr<const te::ComputeDAG>&)>;
+    /// Sets the knobs TVM's `cfg.is_fallback` branch sets (the entity starts at the space's first).
+    using FallbackFn = std::function<void(const TaskArgs&, int simdLanes, ConfigEntity&)>;
+    using ComputeFn = std::function<te::Tensor(const TaskArgs&, const ConfigEntity&, const std::vector<te::Tensor>&)>;
+    FunctionTemplate(std::string name, std::string source, SpaceFn fn, InstantiateFn inst = {}, FusedFn fused = {},
+                     FallbackFn fallback = {}, ComputeFn compute = {})
+        : m_name(std::move(name)), m_source(std::move(source)), m_fn(std::move(fn)), m_inst(std::move(inst)),
+          m_fused(std::move(fused)), m_fallback(std::move(fallback)), m_compute(std::move(compute)) {}
     const std::string& name() const override { return m_name; }
     const std::string& tvmSource() const override { return m_source; }
     void defineSpace(const TaskArgs& args, ConfigSpace& cfg) const override { m_fn(args, cfg); }
@@ -32,21 +40,43 @@ public:
     TemplateInstance instantiate(const TaskArgs& args, const ConfigEntity& entity) const override {
         return m_inst ? m_inst(args, entity) : Template::instantiate(args, entity);
     }
+    bool hasNetworkCompute() const override { return bool(m_compute); }
+    te::Tensor networkCompute(const TaskArgs& args, const ConfigEntity& entity,
+                              const std::vector<te::Tensor>& inputs) const override {
+        return m_compute ? m_compute(args, entity, inputs) : Template::networkCompute(args, entity, inputs);
+    }
+    bool canScheduleFused() const override { return bool(m_fused); }
+    State scheduleFused(const TaskArgs& args, const ConfigEntity& entity,
+                        const std::shared_ptr<const te::ComputeDAG>& dag) const override {
+        return m_fused ? m_fused(args, entity, dag) : Template::scheduleFused(args, entity, dag);
+    }
+    ConfigEntity fallbackConfig(const TaskArgs& args, int simdLanes) const override {
+        ConfigEntity e = Template::fallbackConfig(args, simdLanes);
+        if (m_fallback) m_fallback(args, simdLanes, e);
+        return e;
+    }
 
 private:
     std::string m_name, m_source;
     SpaceFn m_fn;
     InstantiateFn m_inst;
+    FusedFn m_fused;
+    FallbackFn m_fallback;
+    ComputeFn m_compute;
 };
 
 using TemplateList = std::vector<std::unique_ptr<Template>>;
 
 /// Appends a FunctionTemplate.
 inline void addTemplate(TemplateList& out, std::string name, std::string source, FunctionTemplate::SpaceFn fn,
-                        FunctionTemplate::InstantiateFn inst = {}) {
+                        FunctionTemplate::InstantiateFn inst = {}, FunctionTemplate::FusedFn fused = {},
+                        FunctionTemplate::FallbackFn fallback = {}, FunctionTemplate::ComputeFn compute = {}) {
     out.push_back(std::make_unique<FunctionTemplate>(std::move(name), std::move(source), std::move(fn),
-                                                     std::move(inst)));
+                                                     std::move(inst), std::move(fused), std::move(fallback),
+                                                     std::move(compute)));
 }
+/// Sets knob `name` of `e` (TVM `cfg[name] = entity`); throws tb::UserError if `e` has no such knob.
+void setKnob(ConfigEntity& e, const std::string& name, Entity value);
 
 /// Registration of each family (templates_x86.cpp, templates_arm_cpu.cpp, templates_mali.cpp).
 void addX86Templates(TemplateList& out);

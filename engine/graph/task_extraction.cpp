@@ -39,7 +39,7 @@ AlterLayoutOptions alterOptionsForTarget(const std::string& target) {
     return o;
 }
 
-LoweredGroup lowerGroup(const Graph& g, const FusedGroup& group) {
+LoweredGroup lowerGroup(const Graph& g, const FusedGroup& group, const OpImplementation& implementation) {
     std::unordered_map<NodeId, te::Tensor> t;
     for (size_t i = 0; i < group.params.size(); ++i) {
         const Node& p = g.node(group.params[i]);
@@ -62,6 +62,12 @@ LoweredGroup lowerGroup(const Graph& g, const FusedGroup& group) {
             auto it = t.find(p);
             TB_CHECK(it != t.end()) << "input %" << p << " of %" << id << " is neither a member nor a param";
             in.push_back(it->second);
+        }
+        if (implementation) {
+            if (auto impl = implementation(n, in)) {
+                t[id] = *impl;
+                continue;
+            }
         }
         try {
             t[id] = def->lower(in, n.attrs);

@@ -12,6 +12,8 @@
 /// same workload key merge; the weight is the number of groups that map to the key (TVM's use
 /// count of structurally equal primitive functions). Keys are byte-identical with TVM v0.14's.
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,9 +58,15 @@ struct LoweredGroup {
     bool extern_ = false;  ///< contains an op TVM lowers to te.extern on x86 (no DAG in TVM)
 };
 
-/// Lowers one fused group of `g` (params become placeholders p0, p1, ... of their types).
+/// The compute an op strategy picked for one op node, given its input tensors, or nullopt for the
+/// op registry's lowering (TVM select_implementation: e.g. AutoTVM's dense_pack.x86 compute for an
+/// nn.dense, autotvm/apply_history_best.h).
+using OpImplementation = std::function<std::optional<te::Tensor>(const Node& op, const std::vector<te::Tensor>& inputs)>;
+
+/// Lowers one fused group of `g` (params become placeholders p0, p1, ... of their types), each op
+/// through `implementation` when it returns a tensor, else through the op registry.
 /// Throws UserError when an op of the group has no lowering.
-LoweredGroup lowerGroup(const Graph& g, const FusedGroup& group);
+LoweredGroup lowerGroup(const Graph& g, const FusedGroup& group, const OpImplementation& implementation = {});
 
 /// The tasks of an already optimized graph (no passes run), in order of first occurrence.
 std::vector<ExtractedTask> extractTasksFromOptimized(const Graph& optimized, bool includeSimpleTasks = false);

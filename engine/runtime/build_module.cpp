@@ -12,9 +12,11 @@
 #include <fstream>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
+#include "engine/autotvm/apply_history_best.h"
 #include "engine/codegen/codegen_llvm.h"
 #include "engine/codegen/jit.h"
 #include "engine/codegen/target.h"
@@ -54,13 +56,35 @@ struct KernelJob {
     te::ComputeDAG dag;
     KernelReport report;
     lower::LoweredFunc func;
+    std::optional<autotvm::ExtractedTask> autotvmWorkload;  ///< the group's AutoTVM workload, if any
 };
+
+/// The AutoTVM config of the job's workload applied to its DAG (apply_history_best.h); false (with
+/// the reason in the note) when the template cannot schedule it.
+bool lowerAutotvm(KernelJob& job, const autotvm::ApplyHistoryBest& dispatch) {
+    KernelReport& r = job.report;
+    try {
+        const autotvm::DispatchedConfig d = dispatch.query(job.autotvmWorkload->taskName, job.autotvmWorkload->args);
+        auto dag = std::make_shared<const te::ComputeDAG>(job.dag);
+        const State s = d.tmpl->scheduleFused(autotvm::TaskArgs(d.tmpl->name(), d.args), d.config, dag);
+        job.func = lower::lowerState(*dag, s, r.symbol);
+        r.autotvmConfig = d.tmpl->name() + (d.isFallback() ? " fallback" : " #" + std::to_string(d.config.index));
+        r.source = d.isFallback() ? ScheduleSource::Default : ScheduleSource::Tuned;
+        if (!d.isFallback()) r.recordMs = d.record->meanCost() * 1e3;
+        r.steps = int(s.transformSteps().size());
+        return true;
+    } catch (const std::exception& e) {
+        r.note = std::string("the AutoTVM config does not apply: ") + e.what();
+        return false;
+    }
+}
 
 /// Chooses the schedule of one DAG and lowers it (never throws for a bad record or a default
 /// schedule that does not lower: it falls back and says so in the report).
-void lowerJob(KernelJob& job, const record::HistoryBest* history, const std::string& target,
-              const BuildOptions& options) {
+void lowerJob(KernelJob& job, const record::HistoryBest* history, const autotvm::ApplyHistoryBest* autotvm,
+              const std::string& target, const BuildOptions& options) {
     KernelReport& r = job.report;
+    if (autotvm && job.autotvmWorkload && lowerAutotvm(job, *autotvm)) return;
     if (history) {
         const record::MeasureRecord* rec = history->query(target, r.workloadKey);
         if (!rec) {
@@ -153,13 +177,16 @@ std::string BuildReport::text() const {
     char line[512];
     std::snprintf(line, sizeof line,
                   "Compiled for %s: %d graph nodes, %d kernel calls, %zu distinct kernels\n"
-                  "  schedules: %d calls tuned, %d default, %d unscheduled (log: %d records, %d bad lines)\n"
+                  "  schedules: %d calls tuned, %d default, %d unscheduled (%s log: %d records, %d bad lines)\n"
                   "  memory: %.2f MB intermediates (%.2f MB without reuse), %.2f MB constants\n"
                   "  time: passes %.2f s, lowering %.2f s, LLVM %.2f s, loading %.2f s\n",
                   target.c_str(), graphNodes, groups, kernels.size(), tunedCalls, defaultCalls, unscheduledCalls,
-                  logRecords, logBadLines, plannedBytes / 1e6, naiveBytes / 1e6, paramBytes / 1e6, passSeconds,
+                  logFormat.c_str(), logRecords, logBadLines, plannedBytes / 1e6, naiveBytes / 1e6, paramBytes / 1e6, passSeconds,
                   lowerSeconds, compileSeconds, loadSeconds);
     os << line;
+    if (logFormat == "autotvm" &&
+        std::none_of(kernels.begin(), kernels.end(), [](const KernelReport& k) { return !k.autotvmConfig.empty(); }))
+        os << "  note: no kernel is an AutoTVM workload (AutoTVM's x86 records apply to NCHW conv2d)\n";
     os << "  kernel                                                   calls  schedule     record(ms)    MFLOP  LLVM(s)\n";
     for (const auto& k : kernels) {
         std::string name = k.funcName.size() > 56 ? k.funcName.substr(0, 53) + "..." : k.funcName;
@@ -169,6 +196,7 @@ std::string BuildReport::text() const {
                       scheduleSourceName(k.source), rec, k.flop / 1e6, k.compileSeconds,
                       k.hasReduce && k.source != ScheduleSource::Tuned ? "  (task not tuned)" : "");
         os << line;
+        if (!k.autotvmConfig.empty()) os << "      autotvm: " << k.autotvmConfig << "\n";
         if (!k.note.empty()) os << "      note: " << k.note.substr(0, 300) << "\n";
     }
     return os.str();
@@ -270,23 +298,42 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
     TB_USER_CHECK(!options.load || target.runsOnHost()) << "target '" << rep.target << "' does not run on this machine";
     BuildOptions opts = options;
     opts.defaults.vectorLanes = std::max(4, target.vectorBits() / 32);
+    graph::AlterLayoutOptions ao = graph::alterOptionsForTarget(rep.target);
+    ao.winograd = opts.winograd;
+
+    // The log: auto-scheduler records (ApplyHistoryBest) or AutoTVM records (apply_history_best),
+    // told apart by their lines.
+    std::unique_ptr<record::HistoryBest> history;
+    std::unique_ptr<autotvm::ApplyHistoryBest> autotvmDispatch;
+    if (!options.logPath.empty()) {
+        const std::string text = record::readTextFile(options.logPath);
+        rep.logFormat = record::logFormatName(record::detectLogFormat(text));
+        if (record::detectLogFormat(text) == record::LogFormat::AutoTvm) {
+            auto log = record::parseAutoTvmRecords(text);
+            rep.logRecords = int(log.records.size());
+            rep.logBadLines = int(log.badLines.size());
+            autotvmDispatch = std::make_unique<autotvm::ApplyHistoryBest>(log.records, rep.target, ao.simdLanes);
+            // relay.build with AutoTVM: no auto-scheduler layout rewrites; NCHW convs blocked by
+            // their configs (TVM _alter_conv2d_layout).
+            ao.autoScheduler = false;
+            ao.nchwcBlocks = [d = autotvmDispatch.get()](const graph::Node& conv, const std::vector<int64_t>& data,
+                                                         const std::vector<int64_t>& kernel) {
+                return d->nchwcBlocks(conv, data, kernel);
+            };
+        } else {
+            auto log = record::parseMeasureRecords(text);
+            rep.logRecords = int(log.records.size());
+            rep.logBadLines = int(log.badLines.size());
+            history = std::make_unique<record::HistoryBest>(log.records, options.includeCompatible);
+        }
+    }
 
     // 1. The graph as task extraction sees it, partitioned into primitive functions.
     auto t0 = std::chrono::steady_clock::now();
-    graph::AlterLayoutOptions ao = graph::alterOptionsForTarget(rep.target);
-    ao.winograd = opts.winograd;
     const graph::Graph opt = graph::optimizeForTasks(g, ao);
     const std::vector<graph::FusedGroup> groups = graph::fuseOps(opt);
     rep.graphNodes = int(opt.size());
     rep.passSeconds = secondsSince(t0);
-
-    std::unique_ptr<record::HistoryBest> history;
-    if (!options.logPath.empty()) {
-        auto log = record::readMeasureRecords(options.logPath);
-        rep.logRecords = int(log.records.size());
-        rep.logBadLines = int(log.badLines.size());
-        history = std::make_unique<record::HistoryBest>(log.records, options.includeCompatible);
-    }
 
     // 2. One te DAG per group; identical DAGs share a kernel.
     t0 = std::chrono::steady_clock::now();
@@ -336,7 +383,10 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
         bool hasOp = false;
         for (graph::NodeId id : fg.nodes) hasOp |= opt.node(id).kind == graph::NodeKind::Op;
         if (!hasOp) continue;
-        graph::LoweredGroup lg = graph::lowerGroup(opt, fg);
+        std::optional<autotvm::ExtractedTask> autotvmWorkload;
+        if (autotvmDispatch) autotvmWorkload = autotvmDispatch->implementationOf(opt, fg);
+        graph::LoweredGroup lg = graph::lowerGroup(
+            opt, fg, autotvmWorkload ? autotvmDispatch->opImplementation(*autotvmWorkload) : graph::OpImplementation{});
         const auto outs = lg.dag.outputs();
         TB_CHECK(outs.size() == 1 && outs[0].shape() == opt.node(fg.root).type.shape)
             << "group " << fg.name << " does not compute its root's shape";
@@ -360,6 +410,7 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
             job.report.workloadKey = lg.dag.workloadKey();
             job.report.flop = std::max(0.0, lg.dag.flopCount());
             job.report.hasReduce = lg.hasReduce;
+            job.autotvmWorkload = autotvmWorkload;
             job.dag = std::move(lg.dag);
             jobs.push_back(std::move(job));
         }
@@ -379,7 +430,7 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
 
     // 3. Schedules (parallel: lowering a tuned state is the expensive part).
     ThreadPool::global().parallelFor(int64_t(jobs.size()), [&](int64_t i) {
-        lowerJob(jobs[size_t(i)], history.get(), rep.target, opts);
+        lowerJob(jobs[size_t(i)], history.get(), autotvmDispatch.get(), rep.target, opts);
     });
     rep.lowerSeconds = secondsSince(t0);
 

@@ -52,7 +52,13 @@ struct BuildOptions {
     /// cross-compiling relay.build, e.g. for `llvm -mtriple=aarch64-linux-gnu -mattr=+neon`): the
     /// module can be exported (and its library run on a device), not run here.
     bool load = true;
-    /// auto_scheduler log (TVM v0.2-v0.6 lines); empty: no records, every group gets a default.
+    /// Tuning log; empty: no records, every group gets a default. Its format is told by its lines
+    /// (record::detectLogFormat): auto_scheduler records (TVM v0.2-v0.6 lines) are applied as
+    /// auto_scheduler.ApplyHistoryBest does; AutoTVM records (v0.2) as autotvm.apply_history_best
+    /// (autotvm/apply_history_best.h): NCHW convs become conv2d_NCHWc blocked by their configs and
+    /// are scheduled by the conv2d_NCHWc.x86 template, dense ops computed and scheduled by
+    /// dense_pack.x86 or dense_nopack.x86, each with the best record's config or, without one,
+    /// the template's fallback config (reported as default).
     std::string logPath;
     /// ApplyHistoryBest include_compatible: use a record of the same DAG hash whose shapes divide
     /// ours when no exact record exists.
@@ -82,6 +88,9 @@ struct KernelReport {
     bool hasReduce = false;      ///< the DAG has a reduction (it is a tuning task)
     int calls = 0;               ///< graph nodes that call it
     int steps = 0;               ///< transform steps of the schedule (0 for unscheduled)
+    /// AutoTVM logs: the template and config that scheduled it ("conv2d_NCHWc.x86 #123", or
+    /// "conv2d_NCHWc.x86 fallback"); empty for a kernel that is no AutoTVM workload.
+    std::string autotvmConfig;
     double compileSeconds = 0;   ///< LLVM time (0 on a kernel-cache hit)
 };
 
@@ -90,6 +99,7 @@ struct BuildReport {
     int graphNodes = 0;          ///< nodes of the optimized graph
     int groups = 0;              ///< fused groups = kernel calls per run
     int tunedCalls = 0, defaultCalls = 0, unscheduledCalls = 0;  ///< groups by schedule source
+    std::string logFormat = "no";  ///< "auto_scheduler", "autotvm", "unknown" or "no" (no log)
     int logRecords = 0;          ///< records read from the log (valid or not)
     int logBadLines = 0;         ///< unparsable lines of the log
     int64_t plannedBytes = 0;    ///< intermediate storage after memory planning (bytes)

@@ -64,6 +64,8 @@ std::string timingSummary(const Options& o) {
     return buf;
 }
 
+}  // namespace
+
 std::unique_ptr<measure::ProgramRunner> makeRunner(const RunnerConfig& rc, const ResolvedTarget& target, uint64_t seed) {
     TB_USER_CHECK(rc.number >= 1 && rc.repeat >= 1) << "the runner's number and repeat must be >= 1, got number "
                                                     << rc.number << ", repeat " << rc.repeat;
@@ -88,8 +90,6 @@ std::unique_ptr<measure::ProgramRunner> makeRunner(const RunnerConfig& rc, const
     o.seed = seed;
     return std::make_unique<measure::LocalRunner>(o);
 }
-
-}  // namespace
 
 std::string Tuner::runnerSummary() const {
     if (const auto* r = dynamic_cast<const measure::LocalRunner*>(m_runner.get()))

@@ -102,6 +102,13 @@ struct ResolvedTarget {
 };
 ResolvedTarget resolveTarget(const std::string& text);
 
+/// The runner a RunnerConfig describes: the local sandbox runner (the target must run here) or the
+/// RPC runner through the tracker (measure/rpc_runner.h). `seed` seeds the local runner's inputs.
+/// Throws tb::UserError for bad timing values, a missing device key or a bad tracker port. Shared
+/// by buildTuner and AutoTVM's tune command.
+std::unique_ptr<measure::ProgramRunner> makeRunner(const RunnerConfig& rc, const ResolvedTarget& target,
+                                                   uint64_t seed);
+
 /// The engine objects of one job, built by buildTuner. Not copyable; members die in reverse order
 /// of construction (the scheduler first, the runner's sandbox and the log writer last).
 class Tuner {

@@ -25,8 +25,8 @@
 #include "engine/record/record_io.h"
 #include "engine/support/error.h"
 #include "engine/te/interpreter.h"
-#include "test_measure_util.h"
 #include "autotvm_test_util.h"
+#include "test_measure_util.h"
 #include "test_util.h"
 
 using namespace tb;
@@ -37,25 +37,11 @@ using test::quickRunner;
 
 namespace {
 
-// The first, the last and `nRandom` seeded random valid indices of a space.
-std::vector<std::int64_t> sampleIndices(const ConfigSpace& space, int nRandom, unsigned seed) {
-    std::vector<std::int64_t> out{0, space.rangeLength() - 1};
-    std::mt19937_64 rng(seed);
-    std::uniform_int_distribution<std::int64_t> d(0, space.rangeLength() - 1);
-    while (int(out.size()) < nRandom + 2) out.push_back(d(rng));
-    return out;
-}
+using test::sampleIndices;
 
-// Instantiates config `index`, lowers and compiles it, runs it on seeded random inputs and compares
-// with the interpreter on the same DAG: empty when equal, else the config and the mismatch.
+// Config `index` compared with the interpreter (inputs seeded with index + 1).
 QString compareWithInterpreter(const Task& task, std::int64_t index) {
-    const ConfigEntity cfg = task.space.get(index);
-    const TemplateInstance inst = task.instantiate(cfg);
-    const auto inputs = test::randomInputs(*inst.dag, unsigned(index) + 1);
-    const QString diff = test::compareOutputs(
-        test::runCompiled(lower::lowerState(*inst.dag, inst.state), *inst.dag, inputs), te::evaluate(*inst.dag, inputs));
-    if (diff.isEmpty()) return diff;
-    return QStringLiteral("config %1 %2: %3").arg(index).arg(QString::fromStdString(cfg.entityJson().dump()), diff);
+    return test::compareConfigWithInterpreter(task, task.space.get(index), unsigned(index) + 1);
 }
 
 // Builds nothing and times nothing: a config's "cost" is a fixed function of its entity text, so
@@ -266,7 +252,7 @@ private Q_SLOTS:
         QCOMPARE(int(results[1].errorNo), 0);
         // A template whose schedule is not implemented here is refused when the task is made.
         QVERIFY(test::userError([] {
-                    Task::create("conv2d_nchw_spatial_pack.arm_cpu",
+                    Task::create("conv2d_nchw_winograd.arm_cpu",
                                  ojson::parse(R"([["TENSOR", [1, 8, 8, 8], "float32"], ["TENSOR", [8, 8, 3, 3], "float32"], [1, 1], [1, 1, 1, 1], [1, 1], "float32"])"),
                                  "llvm");
                 }).contains(QLatin1String("cannot be tuned here yet")));

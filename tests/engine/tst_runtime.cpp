@@ -30,6 +30,7 @@
 #include "engine/schedule/transform_step.h"
 #include "engine/support/error.h"
 #include "tests/engine/test_graph_util.h"
+#include "runtime_test_util.h"
 
 using namespace tb;
 using namespace tb::runtime;
@@ -39,32 +40,9 @@ namespace {
 const std::string kPpocr = "../shared/data/models/ppocr/";
 const std::string kResnetLog = "../shared/data/logs/ansor/tvmsandbox_resnet-18-NHWC-B1-llvm.json";
 
-te::Buffer randomInput(const std::vector<int64_t>& shape, uint64_t seed) {
-    te::Buffer b = te::Buffer::zeros(shape);
-    measure::fillRandom(b.data.data(), b.data.size(), seed);
-    return b;
-}
-
-/// Runs `mod` (compiled from `g`) and the reference interpreter on the same random input; returns
-/// the relative max error of output 0.
-double compareWithInterpreter(CompiledModule& mod, const graph::Graph& g) {
-    te::Buffer in = randomInput(g.node(g.inputs()[0]).type.shape, 7);
-    auto got = mod.run({in});
-    auto want = graph::runGraph(g, std::vector<te::Buffer>{in});
-    if (got.at(0).shape != want.at(0).shape) return 1e30;
-    return relativeMaxError(got[0].data.data(), want[0].data.data(), want[0].data.size());
-}
-
-/// The zoo's Xavier-initialized networks end in a softmax that is nearly uniform (mobilenet's
-/// output is 0.001 everywhere to 1e-10), which would hide errors: compare the logits instead.
-graph::Graph withLogits(graph::Graph g) {
-    const graph::Node& out = g.node(g.outputs().at(0));
-    if (out.kind == graph::NodeKind::Op && out.op == "nn.softmax") {
-        g.setOutputs({out.inputs.at(0)});
-        return g.pruned();
-    }
-    return g;
-}
+using test::compareWithInterpreter;
+using test::randomInput;
+using test::withLogits;
 
 /// A graph of one NHWC conv2d (3x3, pad 1) + bias + relu on a 1x14x14x32 input.
 graph::Graph convReluGraph(int64_t cout) {

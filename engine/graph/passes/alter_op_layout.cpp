@@ -8,6 +8,7 @@
 // transformed back to the original layout, as Relay's LayoutRewriter does.
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "engine/graph/op_registry.h"
 #include "engine/graph/passes/layout.h"
@@ -264,6 +265,9 @@ private:
             int64_t CI = ds[1];
             int64_t ocBn = blockOf(CO, m_opt.simdLanes);
             int64_t icBn = blockOf(CI, ocBn);
+            if (groups == 1 && m_opt.nchwcBlocks) {
+                if (auto b = m_opt.nchwcBlocks(n, ds, ws)) std::tie(icBn, ocBn) = *b;
+            }
             std::string dataLayout = "NCHW" + std::to_string(icBn) + "c";
             std::string outLayout = "NCHW" + std::to_string(ocBn) + "c";
             std::string kernelLayout = depthwise ? "OIHW1i" + std::to_string(ocBn) + "o"

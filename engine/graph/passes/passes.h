@@ -13,7 +13,10 @@
 /// and returns a new one (ids renumbered, unreachable nodes dropped); inputs keep their order.
 /// Numerics are preserved up to float32 rounding (tests check this with the te interpreter).
 
+#include <functional>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "engine/graph/graph.h"
 
@@ -57,6 +60,14 @@ struct AlterLayoutOptions {
     /// TVM option: TVM always takes the higher-plevel winograd; this lets the two be compared, and
     /// the task list then differs from TVM's).
     bool winograd = true;
+    /// AutoTVM dispatch (TVM's `_alter_conv2d_layout` asks `DispatchContext.current` for the
+    /// conv2d_NCHWc.x86 config of each NCHW conv and blocks by its tile_ic / tile_oc): given an
+    /// NCHW, OIHW, groups-1 conv2d node and its data (NCHW) and kernel (OIHW) shapes, the
+    /// (ic_bn, oc_bn) to block with, or nullopt for the fallback blocking below. Empty: fallback
+    /// blocking for every conv (what TVM does without AutoTVM records).
+    std::function<std::optional<std::pair<int64_t, int64_t>>(const Node& conv, const std::vector<int64_t>& data,
+                                                            const std::vector<int64_t>& kernel)>
+        nchwcBlocks;
 };
 
 /// Relay AlterOpLayout + SimplifyExprPostAlterOp for an x86 target (python/tvm/topi/x86/

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "engine/autotvm/apply_history_best.h"
+
+#include "engine/support/error.h"
+
+namespace tb::autotvm {
+
+ApplyHistoryBest::ApplyHistoryBest(const std::vector<record::AutoTvmRecord>& records, std::string target,
+                                   int simdLanes)
+    : m_target(std::move(target)), m_simdLanes(simdLanes) {
+    for (const auto& r : records)
+        if (!r.isV01()) m_best.add(r);
+}
+
+DispatchedConfig ApplyHistoryBest::query(const std::string& taskName, const nlohmann::ordered_json& args) const {
+    DispatchedConfig d;
+    d.tmpl = findTemplate(taskName);
+    TB_USER_CHECK(d.tmpl) << "no AutoTVM template '" << taskName << "'";
+    d.args = args;
+    record::AutoTvmRecord key;
+    key.taskName = taskName;
+    key.args = args;
+    d.record = m_best.query(m_target, key.workloadKey());
+    d.config = d.record ? ConfigEntity::fromJson(d.record->config)
+                        : d.tmpl->fallbackConfig(TaskArgs(taskName, args), m_simdLanes);
+    return d;
+}
+
+std::optional<std::pair<std::int64_t, std::int64_t>> ApplyHistoryBest::nchwcBlocks(
+    const graph::Node& conv, const std::vector<std::int64_t>& data, const std::vector<std::int64_t>& kernel) const {
+    const DispatchedConfig d = query("conv2d_NCHWc.x86", conv2dNCHWcTaskArgs(data, kernel, conv.attrs));
+    return std::make_pair(d.config.split("tile_ic").size.back(), d.config.split("tile_oc").size.back());
+}
+
+std::optional<ExtractedTask> ApplyHistoryBest::implementationOf(const graph::Graph& g,
+                                                               const graph::FusedGroup& group) const {
+    using ojson = nlohmann::ordered_json;
+    for (graph::NodeId id : group.nodes) {
+        const graph::Node& n = g.node(id);
+        if (n.kind != graph::NodeKind::Op || (n.op != "nn.contrib_conv2d_NCHWc" && n.op != "nn.dense")) continue;
+        const auto& d = g.node(n.inputs.at(0)).type;
+        const auto& k = g.node(n.inputs.at(1)).type;
+        if (d.dtype != graph::DType::Float32 || k.dtype != graph::DType::Float32) return std::nullopt;
+        if (n.op == "nn.dense") {
+            if (d.shape.size() != 2 || k.shape.size() != 2) return std::nullopt;
+            const ojson args = ojson::array({ojson::array({"TENSOR", d.shape, "float32"}),
+                                             ojson::array({"TENSOR", k.shape, "float32"}), nullptr, "float32"});
+            // select_implementation: the fastest record among the implementations, else the
+            // highest plevel (dense_pack 10 > dense_nopack 5).
+            std::optional<ExtractedTask> best;
+            double bestCost = 0;
+            for (const char* name : {"dense_nopack.x86", "dense_pack.x86"}) {
+                const DispatchedConfig c = query(name, args);
+                if (c.isFallback()) continue;
+                if (!best || c.record->meanCost() < bestCost) {
+                    best = ExtractedTask{name, args};
+                    bestCost = c.record->meanCost();
+                }
+            }
+            return best ? best : ExtractedTask{"dense_pack.x86", args};
+        }
+        if (d.shape.size() != 5 || k.shape.size() != 6 || n.attrs.getInt("groups", 1) != 1) return std::nullopt;
+        const std::vector<std::int64_t> data{d.shape[0], d.shape[1] * d.shape[4], d.shape[2], d.shape[3]};
+        const std::vector<std::int64_t> kernel{k.shape[0] * k.shape[5], k.shape[1] * k.shape[4], k.shape[2],
+                                               k.shape[3]};
+        return ExtractedTask{"conv2d_NCHWc.x86", conv2dNCHWcTaskArgs(data, kernel, n.attrs)};
+    }
+    return std::nullopt;
+}
+
+graph::OpImplementation ApplyHistoryBest::opImplementation(const ExtractedTask& task) const {
+    const DispatchedConfig d = query(task.taskName, task.args);
+    if (!d.tmpl->hasNetworkCompute()) return {};
+    return [d](const graph::Node& n, const std::vector<te::Tensor>& inputs) -> std::optional<te::Tensor> {
+        if (n.op != "nn.dense") return std::nullopt;
+        return d.tmpl->networkCompute(TaskArgs(d.tmpl->name(), d.args), d.config, inputs);
+    };
+}
+
+}  // namespace tb::autotvm
