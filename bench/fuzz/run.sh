@@ -14,9 +14,10 @@
 #
 # Corpora live in BUILD_DIR/corpus/<h>/ (outside git; seeded by make_corpus.py from ../shared, the
 # ONNX conformance models and bench/fuzz/seeds/; each run adds what it finds), crashes in
-# BUILD_DIR/crashes/<h>/, the fuzzer's log in BUILD_DIR/logs/<h>.log. Exit status 1 if any harness
-# crashed. Reproduce a crash: BUILD_DIR/fuzz/fuzz_<h> CRASH_FILE. A fixed crash input goes to
-# tests/fuzz/regressions/<h>/ (ctest fuzz_regress_<h> replays it in the normal build).
+# BUILD_DIR/crashes/<h>/ (the summary counts this run's), the fuzzer's log in
+# BUILD_DIR/logs/<h>.log. Exit status 1 if any harness crashed in this run. Reproduce a crash:
+# BUILD_DIR/fuzz/fuzz_<h> CRASH_FILE. A fixed crash input goes to tests/fuzz/regressions/<h>/
+# (ctest fuzz_regress_<h> replays it in the normal build).
 # Everything runs under `nice -n 19`: the fuzzers are CPU hogs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -29,12 +30,12 @@ while getopts "j:H:b:" opt; do
     j) JOBS=$OPTARG ;;
     H) IFS=, read -r -a HARNESSES <<< "$OPTARG" ;;
     b) BUILD=$OPTARG ;;
-    *) sed -n '2,20p' "$0"; exit 2 ;;
+    *) sed -n '2,21p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
 if [ $# -ne 1 ] || ! [[ $1 =~ ^[0-9]+$ ]]; then
-  sed -n '2,20p' "$0"
+  sed -n '2,21p' "$0"
   exit 2
 fi
 SECONDS_PER=$1
@@ -76,22 +77,24 @@ for h in "${HARNESSES[@]}"; do
     args+=(-fork="$JOBS" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
   fi
   echo "== fuzz_$h: $SECONDS_PER s x $JOBS job(s), log $log"
+  touch "$BUILD/logs/$h.start"  # crash inputs newer than this are this run's
   set +e
   nice -n 19 "$BUILD/fuzz/fuzz_$h" "${args[@]}" > "$log" 2>&1
   rc=$?
   set -e
   # Executions: the final stats (one process) or the last status line's "#N" (fork mode).
-  execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | tail -1 | awk '{print $2}')
-  [ -n "$execs" ] || execs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
-  cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1)
-  n=$(find "$crashes" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
+  execs=$(grep -ao 'stat::number_of_executed_units: [0-9]*' "$log" | tail -1 | awk '{print $2}') || true
+  [ -n "$execs" ] || execs=$(grep -aoE '^#[0-9]+' "$log" | tail -1 | tr -d '#') || true
+  cov=$(grep -aoE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1) || true
+  found=$(find "$crashes" -type f -newer "$BUILD/logs/$h.start" \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \))
+  n=$(printf '%s' "$found" | grep -c . || true)
   line="fuzz_$h: executions ${execs:-?}, ${cov:-cov: ? ft: ?}, corpus $(ls "$corpus" | wc -l), crash inputs $n (exit $rc)"
   echo "   $line"
   summary+=("$line")
   if [ "$n" -gt 0 ] || { [ "$rc" -ne 0 ] && [ "$JOBS" -eq 1 ]; }; then
     crashed=1
-    find "$crashes" -type f | sed 's/^/   crash: /'
-    grep -m3 -E 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|terminate called|what\(\)' "$log" | sed 's/^/   /' || true
+    printf '%s\n' "$found" | grep . | sed 's/^/   crash: /' || true
+    grep -a -m3 -E 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|terminate called|what\(\)' "$log" | sed 's/^/   /' || true
   fi
 done
 echo "== summary ($SECONDS_PER s x $JOBS job(s) per harness)"
