@@ -133,8 +133,10 @@ Graph importOnnx(const std::string& path, const OnnxImportOptions& options) {
     return importOnnxBytes(readFile(path), path, options);
 }
 
-OnnxModelInfo inspectOnnx(const std::string& path) {
-    onnx::ModelProto m = parseModel(readFile(path), path);
+OnnxModelInfo inspectOnnx(const std::string& path) { return inspectOnnxBytes(readFile(path), path); }
+
+OnnxModelInfo inspectOnnxBytes(const std::string& bytes, const std::string& sourceName) {
+    onnx::ModelProto m = parseModel(bytes, sourceName);
     OnnxModelInfo info;
     info.irVersion = m.ir_version();
     for (const auto& o : m.opset_import())

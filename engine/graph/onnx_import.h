@@ -81,6 +81,8 @@ struct OnnxModelInfo {
 /// Reads the summary of the model at `path` (UserError as importOnnx for an unreadable, empty or
 /// malformed file).
 OnnxModelInfo inspectOnnx(const std::string& path);
+/// Same as inspectOnnx on the bytes of a model file; `sourceName` names it in error messages.
+OnnxModelInfo inspectOnnxBytes(const std::string& bytes, const std::string& sourceName);
 
 /// A binding to suggest for an input whose declared shape has dynamic dims (-1): batch 1, 3
 /// channels for a rank-4 image, a square 640 image when both spatial dims are dynamic, 320 for the

@@ -135,7 +135,7 @@ AutoTvmRecord AutoTvmRecord::fromLine(std::string_view line) {
     ojson j;
     try {
         j = ojson::parse(line);
-    } catch (const ojson::parse_error& e) {
+    } catch (const ojson::exception& e) {  // parse_error, and out_of_range for a number like 1e999
         std::string what = e.what();
         const size_t p = what.find("] ");
         TB_USER_ERROR() << "not valid JSON: " << (p == std::string::npos ? what : what.substr(p + 2));

@@ -170,7 +170,7 @@ MeasureRecord MeasureRecord::fromLine(std::string_view line) {
     json j;
     try {
         j = json::parse(line);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
         // nlohmann's message names the byte offset and the offending token.
         std::string what = e.what();
         const size_t p = what.find("] ");

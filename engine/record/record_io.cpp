@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "engine/support/error.h"
 
@@ -19,6 +20,13 @@ namespace {
 std::string cut(std::string_view s) {
     constexpr size_t kMax = 120;
     return s.size() <= kMax ? std::string(s) : std::string(s.substr(0, kMax)) + "...";
+}
+
+// A line longer than kMaxLogLineBytes: the input is not a tuning log (or is hostile).
+void checkLineLength(size_t bytes, int lineNo, std::string_view source) {
+    TB_USER_CHECK(bytes <= kMaxLogLineBytes)
+        << "line " << lineNo << " of " << source << " is longer than " << (kMaxLogLineBytes >> 20)
+        << " MiB, more than a tuning log line may have (TVM writes a few kB per record): not a tuning log";
 }
 
 // Walks the lines of `text` in TVM's reader order and hands each candidate record line to
@@ -35,6 +43,7 @@ LogContents<Record> parseLines(std::string_view text, Parse parse) {
         std::string_view line = text.substr(pos, end - pos);
         pos = hasNewline ? end + 1 : end;
         ++lineNo;
+        checkLineLength(line.size(), lineNo, "the log text");
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
         if (line.empty()) {
             ++out.blankLines;
@@ -97,10 +106,26 @@ LogContents<AutoTvmRecord> parseAutoTvmRecords(std::string_view text) {
 std::string readTextFile(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     TB_USER_CHECK(in.is_open()) << "cannot open the log '" << path << "': " << errnoText();
-    std::ostringstream ss;
-    ss << in.rdbuf();
+    // Read in chunks, checking line lengths as we go: a file with one endless line (a hostile or
+    // wrong file, e.g. 1 GB without a newline) is rejected after kMaxLogLineBytes, not loaded whole.
+    std::string text;
+    std::vector<char> chunk(1 << 20);
+    size_t lineStart = 0;
+    int lineNo = 1;
+    while (in) {
+        in.read(chunk.data(), std::streamsize(chunk.size()));
+        const size_t got = size_t(in.gcount());
+        const size_t scanFrom = text.size();
+        text.append(chunk.data(), got);
+        for (size_t nl = text.find('\n', scanFrom); nl != std::string::npos; nl = text.find('\n', nl + 1)) {
+            checkLineLength(nl - lineStart, lineNo, "'" + path + "'");
+            lineStart = nl + 1;
+            ++lineNo;
+        }
+        if (text.size() - lineStart > kMaxLogLineBytes) checkLineLength(text.size() - lineStart, lineNo, "'" + path + "'");
+    }
     TB_USER_CHECK(!in.bad()) << "cannot read the log '" << path << "'";
-    return ss.str();
+    return text;
 }
 
 LogContents<MeasureRecord> readMeasureRecords(const std::string& path) {

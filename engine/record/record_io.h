@@ -51,15 +51,24 @@ enum class LogFormat { Unknown, AutoScheduler, AutoTvm };
 /// "auto_scheduler", "autotvm" or "unknown".
 const char* logFormatName(LogFormat format);
 
-/// Parses log text (the content of a file). Never throws for bad content.
+/// The longest line a tuning log may have: 16 MiB (TVM writes a few kB per record; the longest
+/// lines of real logs, AutoTVM records of big templates, stay under 10 kB). Longer means the input
+/// is not a tuning log, and reading it must not cost its size in memory.
+inline constexpr size_t kMaxLogLineBytes = size_t(16) << 20;
+
+/// Parses log text (the content of a file). Never throws for bad content, except a line longer
+/// than kMaxLogLineBytes (tb::UserError naming the line).
 LogContents<MeasureRecord> parseMeasureRecords(std::string_view text);
 LogContents<AutoTvmRecord> parseAutoTvmRecords(std::string_view text);
 
-/// Reads a whole file. Throws tb::UserError only if the file cannot be opened or read.
+/// Reads a whole file. Throws tb::UserError if the file cannot be opened or read, or has a line
+/// longer than kMaxLogLineBytes (then without reading further).
 LogContents<MeasureRecord> readMeasureRecords(const std::string& path);
 LogContents<AutoTvmRecord> readAutoTvmRecords(const std::string& path);
 
-/// Reads the whole file at `path` into a string; throws tb::UserError naming the file on failure.
+/// Reads the whole file at `path` into a string; throws tb::UserError naming the file on failure,
+/// and as soon as a line longer than kMaxLogLineBytes shows up (so an endless line costs at most
+/// that much memory, not the file's size).
 std::string readTextFile(const std::string& path);
 
 /// Guesses the format from the first lines that parse as JSON objects (keys i/r vs

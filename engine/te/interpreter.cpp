@@ -200,7 +200,7 @@ struct Lin {
     void add(const Lin& o, int64_t scale) {
         c += o.c * scale;
         for (auto [s, k] : o.terms) {
-            auto it = std::find_if(terms.begin(), terms.end(), [&](auto& t) { return t.first == s; });
+            auto it = std::find_if(terms.begin(), terms.end(), [&, s = s](auto& t) { return t.first == s; });
             if (it == terms.end()) terms.emplace_back(s, k * scale);
             else it->second += k * scale;
         }

@@ -20,7 +20,17 @@ std::string shapeStr(const Shape& s) {
 
 int64_t product(const Shape& s, size_t from, size_t to) {
     int64_t n = 1;
-    for (size_t i = from; i < std::min(to, s.size()); ++i) n *= s[i];
+    for (size_t i = from; i < std::min(to, s.size()); ++i)
+        TB_USER_CHECK(!__builtin_mul_overflow(n, s[i], &n)) << "shape " << shapeStr(s) << " has more than 2^63 elements";
+    return n;
+}
+
+int64_t foldedCount(const Shape& s) {
+    for (int64_t d : s) TB_USER_CHECK(d >= 0) << "constant of shape " << shapeStr(s) << ": negative extent " << d;
+    const int64_t n = product(s);
+    TB_USER_CHECK(n <= kMaxFoldedElements)
+        << "a constant of shape " << shapeStr(s) << " (" << n << " elements) would be built at import, more than the "
+        << kMaxFoldedElements << " elements (2^26) a folded constant may have";
     return n;
 }
 
@@ -90,7 +100,7 @@ Shape broadcastShapes(const Shape& a, const Shape& b) {
 std::vector<size_t> broadcastIndex(const Shape& in, const Shape& out) {
     const size_t n = out.size(), off = n - in.size();
     Shape inStrides = rowMajorStrides(in);
-    std::vector<size_t> idx(size_t(product(out)));
+    std::vector<size_t> idx(size_t(foldedCount(out)));
     Shape pos(n, 0);
     for (size_t k = 0; k < idx.size(); ++k) {
         int64_t flat = 0;
@@ -111,7 +121,7 @@ CPtr foldElementwise(const std::vector<CPtr>& ins, DType outType, const std::fun
     for (const auto& c : ins) out = broadcastShapes(out, c->type.shape);
     std::vector<std::vector<size_t>> idx;
     for (const auto& c : ins) idx.push_back(broadcastIndex(c->type.shape, out));
-    std::vector<double> res(size_t(product(out)));
+    std::vector<double> res(size_t(foldedCount(out)));
     std::vector<double> args(ins.size());
     for (size_t k = 0; k < res.size(); ++k) {
         for (size_t j = 0; j < ins.size(); ++j) args[j] = valueAt(*ins[j], idx[j][k]);
@@ -138,9 +148,10 @@ std::vector<size_t> transposeIndex(const Shape& in, const std::vector<int64_t>& 
     for (size_t i = 0; i < n; ++i) out[i] = in[size_t(perm[i])];
     Shape st = rowMajorStrides(in);
     std::vector<size_t> idx;
-    idx.reserve(size_t(product(out)));
+    const int64_t total = foldedCount(out);
+    idx.reserve(size_t(total));
     Shape pos(n, 0);
-    for (int64_t k = 0, total = product(out); k < total; ++k) {
+    for (int64_t k = 0; k < total; ++k) {
         int64_t flat = 0;
         for (size_t d = 0; d < n; ++d) flat += pos[d] * st[size_t(perm[d])];
         idx.push_back(size_t(flat));
@@ -203,7 +214,7 @@ std::vector<size_t> sliceIndex(const Shape& in, const SliceSpec& s) {
     Shape st = rowMajorStrides(in);
     std::vector<size_t> idx;
     Shape pos(n, 0);
-    for (int64_t k = 0, total = product(s.outShape); k < total; ++k) {
+    for (int64_t k = 0, total = foldedCount(s.outShape); k < total; ++k) {
         int64_t flat = 0;
         for (size_t d = 0; d < n; ++d) flat += (start[d] + pos[d] * step[d]) * st[d];
         idx.push_back(size_t(flat));

@@ -22,8 +22,16 @@ using Shape = std::vector<int64_t>;
 
 /// "[d0, d1, ...]" for messages.
 std::string shapeStr(const Shape& s);
-/// Product of the extents s[from, to) (1 for an empty range).
+/// Product of the extents s[from, to) (1 for an empty range); UserError when it overflows int64.
 int64_t product(const Shape& s, size_t from = 0, size_t to = size_t(-1));
+
+/// The most elements a constant computed at import (folded Range, ConstantOfShape, Expand,
+/// Transpose, Slice, element-wise ops ...) may have: 2^26, 256 MiB of float32, far above any shape
+/// computation or weight transform of a real model, far below what a hostile model could ask for.
+inline constexpr int64_t kMaxFoldedElements = int64_t(1) << 26;
+/// Element count of a constant of shape `s` about to be built at import; UserError naming the
+/// shape when an extent is negative or the count exceeds kMaxFoldedElements.
+int64_t foldedCount(const Shape& s);
 
 bool isFloatData(const ConstantData& c);
 /// Element k as a double, whatever the dtype.

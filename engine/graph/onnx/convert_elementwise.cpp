@@ -101,6 +101,7 @@ void compareConst(Importer& im, const NP& n, const std::function<bool(double, do
 
 void variadic(Importer& im, const NP& n, const std::string& relayOp, const std::function<double(double, double)>& f,
               bool mean) {
+    TB_USER_CHECK(n.input_size() > 0) << n.op_type() << " needs at least one input";
     if (im.allConst(n)) {
         std::vector<CPtr> ins;
         for (int i = 0; i < n.input_size(); ++i) ins.push_back(im.in(n, i).constant);

@@ -269,7 +269,7 @@ void convertConstant(Importer& im, const NP& n) {
 
 void convertConstantOfShape(Importer& im, const NP& n) {
     Shape shape = toInts(im.constIn(n, 0, "input"));
-    const int64_t count = product(shape);
+    const int64_t count = foldedCount(shape);
     if (im.attr(n, "value")) {
         NamedTensor v = im.attrTensor(n, "value");
         TB_USER_CHECK(v.data.type.numElements() == 1) << "value must have one element";
@@ -301,7 +301,11 @@ void convertRange(Importer& im, const NP& n) {
     const double start = valueAt(s, 0), limit = valueAt(im.constIn(n, 1, "limit"), 0),
                  delta = valueAt(im.constIn(n, 2, "delta"), 0);
     TB_USER_CHECK(delta != 0) << "delta 0";
-    const int64_t count = std::max<int64_t>(0, int64_t(std::ceil((limit - start) / delta)));
+    const double steps = std::ceil((limit - start) / delta);
+    TB_USER_CHECK(std::isfinite(steps) && steps <= double(kMaxFoldedElements))
+        << "Range(" << start << ", " << limit << ", " << delta << ") has " << steps
+        << " elements, more than the " << kMaxFoldedElements << " (2^26) a constant folded at import may have";
+    const int64_t count = std::max<int64_t>(0, int64_t(steps));
     std::vector<double> v;
     for (int64_t k = 0; k < count; ++k) v.push_back(start + double(k) * delta);
     im.setConst(n, 0, makeFrom({count}, s.type.dtype, v));

@@ -81,21 +81,29 @@ public:
             if (has(n, i) && !in(n, i).constant) return false;
         return true;
     }
-    NodeId node(const onnx::NodeProto& n, int i) { return materialize(n.input(i)); }
+    NodeId node(const onnx::NodeProto& n, int i) {
+        TB_USER_CHECK(has(n, i)) << "missing input " << i;
+        return materialize(n.input(i));
+    }
+    /// The name of output k; UserError when the node has fewer outputs (a malformed model).
+    const std::string& outputName(const onnx::NodeProto& n, int k) const {
+        TB_USER_CHECK(k < n.output_size()) << "missing output " << k << " (the node has " << n.output_size() << ")";
+        return n.output(k);
+    }
 
     void setConst(const onnx::NodeProto& n, int k, CPtr c) {
         Value v;
         v.type = c->type;
         v.constant = std::move(c);
-        m_values[n.output(k)] = std::move(v);
+        m_values[outputName(n, k)] = std::move(v);
     }
     void setNode(const onnx::NodeProto& n, int k, NodeId id) {
         Value v;
         v.node = id;
         v.type = m_graph.node(id).type;
-        m_values[n.output(k)] = std::move(v);
+        m_values[outputName(n, k)] = std::move(v);
     }
-    void alias(const onnx::NodeProto& n, int k, const Value& v) { m_values[n.output(k)] = v; }
+    void alias(const onnx::NodeProto& n, int k, const Value& v) { m_values[outputName(n, k)] = v; }
 
     NodeId op(const onnx::NodeProto& n, const std::string& relayOp, std::vector<NodeId> inputs, Attrs attrs = {},
               const std::string& suffix = {}) {

@@ -47,7 +47,7 @@ Tensor conv2dTransposeNchw(const Tensor& data, const Tensor& kernel, const std::
     const int64_t batch = dataPad.shape()[0], inC = dataPad.shape()[1], ih = dataPad.shape()[2], iw = dataPad.shape()[3];
     const int64_t outC = kt.shape()[0], fh = kt.shape()[2], fw = kt.shape()[3];
     IterVar dc = reduceAxis(inC, "dc"), dh = reduceAxis(fh, "dh"), dw = reduceAxis(fw, "dw");
-    return compute({batch, outC, ih - fh + 1, iw - fw + 1}, {"b", "c", "h", "w"}, [&](const std::vector<Var>& v) {
+    return compute({batch, outC, ih - fh + 1, iw - fw + 1}, {"b", "c", "h", "w"}, [&, dataPad = dataPad, kt = kt](const std::vector<Var>& v) {
         return sum(dataPad(v[0], dc.var, v[2] + dh.var, v[3] + dw.var) * kt(v[1], dc.var, dh.var, dw.var), {dc, dh, dw});
     }, "compute", ComputeOptions{"conv2d_transpose_nchw", {}, {}});
 }
