@@ -5,6 +5,8 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDialog>
+#include <QDialogButtonBox>
 #include <QDockWidget>
 #include <QFileInfo>
 #include <QFontDatabase>
@@ -30,6 +32,7 @@
 #include <QVBoxLayout>
 
 #include <limits>
+#include <memory>
 
 #include "app/session/logloader.h"
 #include "app/session/trackermonitor.h"
@@ -41,6 +44,7 @@
 #include "widgets/models/fleetmodel.h"
 #include "widgets/models/measurementmodel.h"
 #include "widgets/models/tasktablemodel.h"
+#include "widgets/sessionpage.h"
 #include "widgets/setupwidget.h"
 #include "widgets/trackerpanel.h"
 #include "widgets/windowsize.h"
@@ -110,24 +114,7 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
 
     // Centre: table + DAG | charts + tracker; log and measurements below.
     m_taskView = new QTableView(this);
-    m_taskView->setObjectName(QStringLiteral("TaskTable"));
-    m_taskView->setModel(m_taskProxy);
-    m_taskView->setSortingEnabled(true);
-    m_taskView->sortByColumn(models::TaskTableModel::IdColumn, Qt::AscendingOrder);
-    m_taskView->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_taskView->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_taskView->setAlternatingRowColors(true);
-    m_taskView->verticalHeader()->hide();
-    m_taskView->verticalHeader()->setDefaultSectionSize(m_taskView->fontMetrics().height() + 6);
-    m_taskView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_taskView->horizontalHeader()->setSectionResizeMode(models::TaskTableModel::DescriptionColumn, QHeaderView::Stretch);
-    m_taskView->setWordWrap(false);
-    // "vm_mod_fused_nn_conv2d_add_nn_relu  1×56×56×64, 3×3×64×64 → 1×56×56×64": the delegate
-    // shortens the middle of the name first; the shapes tell the tasks apart.
-    m_taskView->setTextElideMode(Qt::ElideMiddle);
-    m_taskView->setItemDelegateForColumn(
-        models::TaskTableModel::DescriptionColumn,
-        new WorkloadDelegate(models::TaskTableModel::DescriptionRole, models::TaskTableModel::ShapesRole, false, m_taskView));
+    setUpTaskView(m_taskView, m_taskProxy);
     m_chart = new LatencyChart(this);
     m_dagView = new DagView(this);
     m_tracker = new TrackerPanel(this);
@@ -165,7 +152,7 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
     m_bottomTabs->addTab(m_log, QString());
     m_bottomTabs->addTab(m_measureView, QString());
     m_bottomTabs->addTab(m_fleet, QString());
-    auto* central = new QSplitter(Qt::Vertical, this);
+    auto* central = m_central = new QSplitter(Qt::Vertical, this);
     central->addWidget(m_taskView);
     central->addWidget(midRow);
     central->addWidget(m_bottomTabs);
@@ -299,6 +286,7 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
     }
     retranslate();
     onSessionState(int(m_session->state()));
+    m_windowClock.start();
 }
 
 MainWindow::~MainWindow() = default;
@@ -307,6 +295,8 @@ void MainWindow::buildMenus() {
     m_fileMenu = menuBar()->addMenu(QString());
     m_inspectorAction = m_fileMenu->addAction(QIcon(QStringLiteral(":/icons/log.svg")), QString());
     m_inspectorAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+    m_addSessionAction = m_fileMenu->addAction(QIcon(QStringLiteral(":/icons/start.svg")), QString());
+    connect(m_addSessionAction, &QAction::triggered, this, &MainWindow::addSessionFromDialog);
     connect(m_inspectorAction, &QAction::triggered, this, [this] { openLogInspector(); });
     m_fileMenu->addSeparator();
     m_quitAction = m_fileMenu->addAction(QString());
@@ -350,6 +340,8 @@ void MainWindow::retranslate() {
     m_bottomTabs->setTabText(2, tr("Device fleet"));
     m_fileMenu->setTitle(tr("&File"));
     m_inspectorAction->setText(tr("Open &Log Inspector…"));
+    m_addSessionAction->setText(tr("Add &Session…"));
+    m_addSessionAction->setToolTip(tr("Tune a network for another target or device key beside this session"));
     m_quitAction->setText(tr("&Quit"));
     m_langMenu->setTitle(tr("&Language"));
     m_helpMenu->setTitle(tr("&Help"));
@@ -419,6 +411,8 @@ void MainWindow::startTuning() {
     m_resumeBytes = j.resume ? QFileInfo(j.logPath).size() : -1;
     m_lastLogPath = j.logPath;
     m_session->start(j);
+    m_primaryStartMs = m_windowClock.elapsed();
+    if (m_primaryTitle) m_primaryTitle->setText(sessionTitle(j));
     m_fleet->model()->setJobId(m_session->jobId());
     m_fleet->model()->setJobTracker(j.runner == QLatin1String("rpc") ? QStringLiteral("%1:%2").arg(j.trackerHost).arg(j.trackerPort)
                                                                      : QString());
@@ -428,7 +422,12 @@ void MainWindow::startTuning() {
 void MainWindow::showFleetPanel() {
     m_bottomTabs->setCurrentWidget(m_fleet);
     // The strip needs a row per device: give the bottom row of the centre more height.
-    if (auto* central = qobject_cast<QSplitter*>(centralWidget())) {
+    if (m_outer) {  // several sessions: the timeline is a row of its own under them
+        const int total = m_outer->height();
+        m_outer->setSizes({total * 62 / 100, total * 38 / 100});
+        return;
+    }
+    if (auto* central = m_central) {
         QList<int> sizes = central->sizes();
         const int total = sizes.value(0) + sizes.value(1) + sizes.value(2);
         if (sizes.size() == 3 && total > 0) central->setSizes({total * 30 / 100, total * 35 / 100, total * 35 / 100});
@@ -561,6 +560,7 @@ LogInspector* MainWindow::openLogInspector(const QString& logPath) {
 QString MainWindow::statusText() const { return m_status->text(); }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
+    for (SessionPage* page : m_pages) page->session()->stop();  // each page waits for its round when deleted
     if (m_session->state() != session::TuningSession::State::Idle) {
         // Stop cleanly and stay responsive meanwhile: the worker finishes its round (its records
         // are on disk), then tuningFinished closes the window.
@@ -572,6 +572,91 @@ void MainWindow::closeEvent(QCloseEvent* e) {
     }
     m_session->shutdown();
     e->accept();
+}
+
+// ---- Several sessions (issue 21): pages beside the first session, one fleet timeline for all.
+
+QStringList MainWindow::sessionLogPaths() const {
+    QStringList out{m_setup->job().logPath};
+    for (const SessionPage* page : m_pages) out.append(page->job().logPath);
+    return out;
+}
+
+void MainWindow::ensureSessionRow() {
+    if (m_sessionRow) return;
+    // [first session | pages…] over the fleet timeline, which leaves the first session's tabs.
+    m_outer = new QSplitter(Qt::Vertical, this);
+    m_sessionRow = new QSplitter(Qt::Horizontal, m_outer);
+    auto* first = new QWidget(m_sessionRow);
+    auto* fl = new QVBoxLayout(first);
+    fl->setContentsMargins(0, 0, 4, 0);
+    m_primaryTitle = new QLabel(sessionTitle(m_session->state() == session::TuningSession::State::Idle ? m_setup->job() : m_runningJob), first);
+    m_primaryTitle->setObjectName(QStringLiteral("SessionTitle"));
+    QFont bold = m_primaryTitle->font();
+    bold.setBold(true);
+    m_primaryTitle->setFont(bold);
+    fl->addWidget(m_primaryTitle);
+    takeCentralWidget();
+    fl->addWidget(m_central, 1);
+    m_sessionRow->addWidget(first);
+    m_outer->addWidget(m_sessionRow);
+    m_outer->addWidget(m_fleet);  // out of the bottom tabs
+    m_outer->setStretchFactor(0, 3);
+    m_outer->setStretchFactor(1, 2);
+    setCentralWidget(m_outer);
+}
+
+SessionPage* MainWindow::addSession(session::TuningJob job) {
+    const QStringList taken = sessionLogPaths();
+    if (job.logPath.isEmpty() || taken.contains(job.logPath)) job.logPath = distinctLogPath(job, taken);
+    ensureSessionRow();
+    auto* page = new SessionPage(job, m_sessionRow);
+    m_sessionRow->addWidget(page);
+    QList<int> sizes(m_sessionRow->count(), 1000);
+    m_sessionRow->setSizes(sizes);
+    m_pages.append(page);
+    // The page's steps on the first session's clock and job, its builds on a host row of its own.
+    auto startedMs = std::make_shared<qint64>(-1);
+    connect(page->session(), &session::TuningSession::stateChanged, this, [this, startedMs](session::TuningSession::State st) {
+        if (st == session::TuningSession::State::Running && *startedMs < 0) *startedMs = m_windowClock.elapsed();
+        if (st == session::TuningSession::State::Idle) *startedMs = -1;
+    });
+    const QString builder = QStringLiteral("host %1").arg(m_pages.size() + 1);
+    connect(page->session(), &session::TuningSession::fleetEventsAvailable, this,
+            [this, startedMs, builder](QList<session::FleetEvent> events) {
+                const double shiftS = m_primaryStartMs >= 0 && *startedMs >= 0 ? (*startedMs - m_primaryStartMs) / 1000.0 : 0;
+                for (auto& e : events) {
+                    e.jobId = m_fleet->model()->jobId();
+                    e.startS += shiftS;
+                    if (e.endS >= 0) e.endS += shiftS;
+                    if (e.deviceKey == models::FleetModel::builderKey()) e.device = builder;
+                }
+                m_fleet->model()->addEvents(events);
+            });
+    return page;
+}
+
+void MainWindow::addSessionFromDialog() {
+    // The job of the setup panel, for another target or device key, in a log of its own.
+    QDialog dialog(this);
+    dialog.setWindowTitle(tr("Add session"));
+    auto* setup = new SetupWidget(session::TuningSession::networkNames(), &session::TuningSession::validateTarget, &dialog);
+    session::TuningJob job = m_setup->job();
+    job.logPath = distinctLogPath(job, sessionLogPaths());
+    setup->setJob(job);
+    auto* box = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
+    connect(box, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    connect(box, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    connect(setup, &SetupWidget::validityChanged, box->button(QDialogButtonBox::Ok), &QWidget::setEnabled);
+    auto* scroll = new QScrollArea(&dialog);
+    scroll->setWidget(setup);
+    scroll->setWidgetResizable(true);
+    auto* l = new QVBoxLayout(&dialog);
+    l->addWidget(scroll, 1);
+    l->addWidget(box);
+    dialog.resize(420, 640);
+    if (dialog.exec() != QDialog::Accepted || !setup->isValid() || !setup->confirmStart()) return;
+    addSession(setup->job())->start();
 }
 
 }  // namespace tb::widgets
