@@ -27,7 +27,7 @@ void setApplicationNames() {
     QCoreApplication::setOrganizationName(QStringLiteral("TuneBench"));
     QCoreApplication::setApplicationVersion(QStringLiteral(TB_VERSION));
 }
-// --session "key=rasp4b-64;target=llvm -mtriple=aarch64-linux-gnu -mattr=+neon;log=arm.json":
+// --add-session "key=rasp4b-64;target=llvm -mtriple=aarch64-linux-gnu -mattr=+neon;log=arm.json":
 // `;`-separated fields over the first session's job (target strings may hold commas).
 // target=host (or empty) is this CPU; key=K measures on the devices of K through the tracker.
 QString applySessionSpec(const QString& spec, tb::session::TuningJob& job) {
@@ -50,6 +50,7 @@ QString applySessionSpec(const QString& spec, tb::session::TuningJob& job) {
             return QStringLiteral("unknown field '%1' (target, key, network, trials, log)").arg(name);
         }
     }
+    if (job.target.isEmpty()) return {};  // this CPU
     if (const QString err = tb::session::TuningSession::validateTarget(job.target); !err.isEmpty()) return err;
     return {};
 }
@@ -88,8 +89,9 @@ int main(int argc, char** argv) {
     QCommandLineOption key(QStringLiteral("key"),
                            QStringLiteral("Measure on the devices of KEY through the local tracker (RPC runner)."),
                            QStringLiteral("KEY"));
+    // Not --session: QApplication takes that one (X11 session management) before we see it.
     QCommandLineOption sessionOpt(
-        QStringLiteral("session"),
+        QStringLiteral("add-session"),
         QStringLiteral("Tune in one more session beside the first, e.g. \"key=rasp4b-64;target=llvm -mtriple=aarch64-linux-gnu\" "
                        "or \"target=host\" (fields: target, key, network, trials, log; repeatable)."),
         QStringLiteral("SPEC"));
@@ -148,7 +150,7 @@ int main(int argc, char** argv) {
     job.trials = p.value(trials).toInt();
     job.perRound = std::max(1, p.value(perRound).toInt());
     job.costModel = p.value(costModel);
-    // One log per device key: sessions on other keys or targets (--session) get their own.
+    // One log per device key: sessions on other keys or targets (--add-session) get their own.
     job.logPath = p.isSet(log)   ? p.value(log)
                   : p.isSet(key) ? QStringLiteral("tunebench_%1_%2.json").arg(job.network, p.value(key))
                                  : QStringLiteral("tunebench_%1.json").arg(job.network);
@@ -157,7 +159,7 @@ int main(int argc, char** argv) {
     for (const QString& spec : p.values(sessionOpt)) {
         tb::session::TuningJob j = job;
         if (const QString err = applySessionSpec(spec, j); !err.isEmpty()) {
-            std::fprintf(stderr, "tunebench: --session \"%s\": %s\n", qPrintable(spec), qPrintable(err));
+            std::fprintf(stderr, "tunebench: --add-session \"%s\": %s\n", qPrintable(spec), qPrintable(err));
             return 2;
         }
         window.addSession(j);

@@ -424,7 +424,7 @@ void MainWindow::showFleetPanel() {
     // The strip needs a row per device: give the bottom row of the centre more height.
     if (m_outer) {  // several sessions: the timeline is a row of its own under them
         const int total = m_outer->height();
-        m_outer->setSizes({total * 62 / 100, total * 38 / 100});
+        m_outer->setSizes({total * 70 / 100, total * 30 / 100});
         return;
     }
     if (auto* central = m_central) {
@@ -600,7 +600,8 @@ void MainWindow::ensureSessionRow() {
     fl->addWidget(m_central, 1);
     m_sessionRow->addWidget(first);
     m_outer->addWidget(m_sessionRow);
-    m_outer->addWidget(m_fleet);  // out of the bottom tabs
+    m_outer->addWidget(m_fleet);  // out of the bottom tabs, where it may have been a hidden page
+    m_fleet->show();
     m_outer->setStretchFactor(0, 3);
     m_outer->setStretchFactor(1, 2);
     setCentralWidget(m_outer);
@@ -621,7 +622,8 @@ SessionPage* MainWindow::addSession(session::TuningJob job) {
         if (st == session::TuningSession::State::Running && *startedMs < 0) *startedMs = m_windowClock.elapsed();
         if (st == session::TuningSession::State::Idle) *startedMs = -1;
     });
-    const QString builder = QStringLiteral("host %1").arg(m_pages.size() + 1);
+    // Named like the engine's "host" row of the first session (English, as device names are).
+    const QString builder = QStringLiteral("host (session %1)").arg(m_pages.size() + 1);
     connect(page->session(), &session::TuningSession::fleetEventsAvailable, this,
             [this, startedMs, builder](QList<session::FleetEvent> events) {
                 const double shiftS = m_primaryStartMs >= 0 && *startedMs >= 0 ? (*startedMs - m_primaryStartMs) / 1000.0 : 0;

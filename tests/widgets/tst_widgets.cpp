@@ -619,8 +619,8 @@ private Q_SLOTS:
         QCoreApplication::processEvents();
         QStringList devices;
         for (const auto& d : w.fleetPanel()->model()->devices()) devices.append(d.name);
-        QVERIFY2(devices.contains(QStringLiteral("host")) && devices.contains(QStringLiteral("host 2")), qPrintable(devices.join(u',')));
-        QVERIFY2(devices.indexOf(QStringLiteral("host")) < 2 && devices.indexOf(QStringLiteral("host 2")) < 2,
+        QVERIFY2(devices.contains(QStringLiteral("host")) && devices.contains(QStringLiteral("host (session 2)")), qPrintable(devices.join(u',')));
+        QVERIFY2(devices.indexOf(QStringLiteral("host")) < 2 && devices.indexOf(QStringLiteral("host (session 2)")) < 2,
                  qPrintable(devices.join(u',')));  // builders on top
         QVERIFY2(devices.contains(QStringLiteral("local sandbox")), qPrintable(devices.join(u',')));
         QVERIFY2(std::any_of(devices.begin(), devices.end(), [](const QString& d) { return d.contains(u':'); }), qPrintable(devices.join(u',')));
