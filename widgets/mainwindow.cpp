@@ -527,14 +527,7 @@ void MainWindow::selectTask(int taskId) {
     m_selectedBestMs = t ? t->bestMs : -1;
     m_chart->setSelectedTask(taskId);
     // Keep the table's current row in step when the selection comes from code.
-    for (int r = 0; r < m_taskProxy->rowCount(); ++r) {
-        const QModelIndex i = m_taskProxy->index(r, 0);
-        if (m_taskProxy->data(i, models::TaskTableModel::TaskIdRole).toInt() == taskId) {
-            if (m_taskView->currentIndex().row() != r)
-                m_taskView->selectionModel()->setCurrentIndex(i, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
-            break;
-        }
-    }
+    setCurrentTaskRow(m_taskView, m_taskProxy, taskId);
     m_session->requestDag(taskId);
 }
 

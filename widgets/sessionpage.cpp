@@ -45,6 +45,16 @@ void setUpTaskView(QTableView* view, QSortFilterProxyModel* proxy) {
         new WorkloadDelegate(models::TaskTableModel::DescriptionRole, models::TaskTableModel::ShapesRole, false, view));
 }
 
+void setCurrentTaskRow(QTableView* view, QSortFilterProxyModel* proxy, int taskId) {
+    for (int r = 0; r < proxy->rowCount(); ++r) {
+        const QModelIndex i = proxy->index(r, 0);
+        if (proxy->data(i, models::TaskTableModel::TaskIdRole).toInt() != taskId) continue;
+        if (view->currentIndex().row() != r)
+            view->selectionModel()->setCurrentIndex(i, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        return;
+    }
+}
+
 namespace {
 // Where a job measures, as a name part and a title part: the device key behind a tracker, or the host.
 QString placeOf(const session::TuningJob& job) {
@@ -204,14 +214,7 @@ void SessionPage::selectTask(int taskId) {
     const session::TaskRow* t = m_taskModel->task(taskId);
     m_selectedBestMs = t ? t->bestMs : -1;
     m_chart->setSelectedTask(taskId);
-    for (int r = 0; r < m_taskProxy->rowCount(); ++r) {
-        const QModelIndex i = m_taskProxy->index(r, 0);
-        if (m_taskProxy->data(i, models::TaskTableModel::TaskIdRole).toInt() == taskId) {
-            if (m_taskView->currentIndex().row() != r)
-                m_taskView->selectionModel()->setCurrentIndex(i, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
-            break;
-        }
-    }
+    setCurrentTaskRow(m_taskView, m_taskProxy, taskId);
     m_session->requestDag(taskId);
 }
 
@@ -240,6 +243,7 @@ void SessionPage::updateStatus() {
 }
 
 void SessionPage::retranslate() {
+    m_title->setText(sessionTitle(m_job));
     m_start->setText(tr("Start"));
     m_stop->setText(tr("Stop"));
     m_stop->setToolTip(tr("Stop this session after its current round (the others go on)"));

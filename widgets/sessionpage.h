@@ -33,6 +33,9 @@ class LatencyChart;
 /// proxy's SortRole, one row selected, descriptions elided in the middle with their shapes.
 void setUpTaskView(QTableView* view, QSortFilterProxyModel* proxy);
 
+/// Makes the row of task `taskId` the view's current one (when a selection comes from code).
+void setCurrentTaskRow(QTableView* view, QSortFilterProxyModel* proxy, int taskId);
+
 /// What a session tunes, in one line: "mobilenet · rasp4b-64 (rpc) · llvm -mtriple=…".
 QString sessionTitle(const session::TuningJob& job);
 

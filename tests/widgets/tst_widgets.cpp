@@ -8,6 +8,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QComboBox>
+#include <QDialog>
 #include <QDir>
 #include <QFileDialog>
 #include <QJsonArray>
@@ -645,6 +646,42 @@ private Q_SLOTS:
         QCOMPARE(t2.size(), 1);
         QVERIFY2(t2.begin()->contains(QLatin1String("-mcpu=x86-64")) && *t1.begin() != *t2.begin(), qPrintable(*t2.begin()));
         monitor.stopAll();
+    }
+
+    // File > Add Session… asks for the job in a setup panel of its own, prefilled with the window's
+    // job under a log name of its own; OK adds and starts the page.
+    void testAddSessionFromMenu() {
+        QTemporaryDir dir;
+        session::TuningSession s;
+        widgets::MainWindow w(&s, nullptr);
+        w.setJob(mlpJob(dir.filePath(QStringLiteral("tunebench_mlp.json")), 8, 8));
+        w.show();
+        QAction* add = nullptr;
+        for (QAction* a : w.menuBar()->actions().first()->menu()->actions())
+            if (a->text().contains(QLatin1String("Session"))) add = a;
+        QVERIFY(add);
+        QString prefilledLog;
+        QTimer::singleShot(0, &w, [&] {
+            for (QWidget* top : QApplication::topLevelWidgets())
+                if (auto* dialog = qobject_cast<QDialog*>(top); dialog && dialog->isVisible()) {
+                    auto* setup = dialog->findChild<widgets::SetupWidget*>();
+                    prefilledLog = setup->job().logPath;
+                    session::TuningJob j = setup->job();
+                    j.target = QStringLiteral("llvm -mcpu=x86-64");
+                    setup->setJob(j);
+                    dialog->accept();
+                }
+        });
+        add->trigger();
+        QCOMPARE(prefilledLog, dir.filePath(QStringLiteral("tunebench_mlp_host.json")));
+        QCOMPARE(w.sessionPages().size(), 1);
+        widgets::SessionPage* page = w.sessionPages().first();
+        QCOMPARE(page->job().target, QStringLiteral("llvm -mcpu=x86-64"));
+        QSignalSpy finished(page->session(), &session::TuningSession::tuningFinished);
+        QVERIFY(!page->isIdle());
+        QVERIFY(waitFor(finished));
+        QCOMPARE(int(readJsonLines(page->job().logPath).size()), page->totalTrials());
+        QVERIFY(!QFileInfo::exists(dir.filePath(QStringLiteral("tunebench_mlp.json"))));  // the first session did not run
     }
 
     void testSessionLogNames() {
