@@ -7,6 +7,7 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QGuiApplication>
+#include <QHash>
 #include <QLocale>
 #include <QPixmap>
 #include <QScreen>
@@ -18,12 +19,40 @@
 #include "app/session/tuningsession.h"
 #include "widgets/loginspector.h"
 #include "widgets/mainwindow.h"
+#include "widgets/sessionpage.h"
 
 namespace {
 void setApplicationNames() {
     QCoreApplication::setApplicationName(QStringLiteral("TuneBench"));
     QCoreApplication::setOrganizationName(QStringLiteral("TuneBench"));
     QCoreApplication::setApplicationVersion(QStringLiteral(TB_VERSION));
+}
+// --add-session "key=rasp4b-64;target=llvm -mtriple=aarch64-linux-gnu -mattr=+neon;log=arm.json":
+// `;`-separated fields over the first session's job (target strings may hold commas).
+// target=host (or empty) is this CPU; key=K measures on the devices of K through the tracker.
+QString applySessionSpec(const QString& spec, tb::session::TuningJob& job) {
+    job.logPath.clear();  // a log of its own unless log= names one
+    for (const QString& field : spec.split(QLatin1Char(';'), Qt::SkipEmptyParts)) {
+        const QString name = field.section(QLatin1Char('='), 0, 0).trimmed();
+        const QString value = field.section(QLatin1Char('='), 1).trimmed();
+        if (name == QLatin1String("target")) {
+            job.target = value == QLatin1String("host") ? QString() : value;
+        } else if (name == QLatin1String("key")) {
+            job.deviceKey = value;
+            job.runner = value.isEmpty() ? QStringLiteral("local") : QStringLiteral("rpc");
+        } else if (name == QLatin1String("network")) {
+            job.network = value;
+        } else if (name == QLatin1String("trials")) {
+            job.trials = value.toInt();
+        } else if (name == QLatin1String("log")) {
+            job.logPath = value;
+        } else {
+            return QStringLiteral("unknown field '%1' (target, key, network, trials, log)").arg(name);
+        }
+    }
+    if (job.target.isEmpty()) return {};  // this CPU
+    if (const QString err = tb::session::TuningSession::validateTarget(job.target); !err.isEmpty()) return err;
+    return {};
 }
 }  // namespace
 
@@ -60,6 +89,12 @@ int main(int argc, char** argv) {
     QCommandLineOption key(QStringLiteral("key"),
                            QStringLiteral("Measure on the devices of KEY through the local tracker (RPC runner)."),
                            QStringLiteral("KEY"));
+    // Not --session: QApplication takes that one (X11 session management) before we see it.
+    QCommandLineOption sessionOpt(
+        QStringLiteral("add-session"),
+        QStringLiteral("Tune in one more session beside the first, e.g. \"key=rasp4b-64;target=llvm -mtriple=aarch64-linux-gnu\" "
+                       "or \"target=host\" (fields: target, key, network, trials, log; repeatable)."),
+        QStringLiteral("SPEC"));
     QCommandLineOption inspect(QStringLiteral("inspect"), QStringLiteral("Open the log inspector on a TVM tuning log."),
                                QStringLiteral("LOG"));
     QCommandLineOption compare(QStringLiteral("compare"),
@@ -78,7 +113,7 @@ int main(int argc, char** argv) {
                                  QStringLiteral("Seconds to wait before the screenshot (default 30)."),
                                  QStringLiteral("S"), QStringLiteral("30"));
     p.addOptions({autostart, network, onnx, trials, perRound, costModel, target, log, resume, lang, noTracker, fleetArm,
-                  fleetHost, key, inspect, compare, mode, tuner, nTrial, shot, shotAfter});
+                  fleetHost, key, sessionOpt, inspect, compare, mode, tuner, nTrial, shot, shotAfter});
     {
         // --help and --version need no display: answer them before the GUI application exists
         // (it aborts without one). Errors wait for it: Qt's own options (-platform ...) are
@@ -126,13 +161,28 @@ int main(int argc, char** argv) {
     job.trials = p.value(trials).toInt();
     job.perRound = std::max(1, p.value(perRound).toInt());
     job.costModel = p.value(costModel);
-    job.logPath = p.isSet(log) ? p.value(log) : QStringLiteral("tunebench_%1.json").arg(job.network);
+    // One log per device key: sessions on other keys or targets (--add-session) get their own.
+    job.logPath = p.isSet(log)   ? p.value(log)
+                  : p.isSet(key) ? QStringLiteral("tunebench_%1_%2.json").arg(job.network, p.value(key))
+                                 : QStringLiteral("tunebench_%1.json").arg(job.network);
     job.resume = p.isSet(resume);
     job.autotvm = p.value(mode) == QLatin1String("autotvm");
     job.tuner = p.value(tuner);
     job.nTrial = std::max(1, p.value(nTrial).toInt());
     if (job.autotvm) job.layout = QStringLiteral("NCHW");
     window.setJob(job);
+    for (const QString& spec : p.values(sessionOpt)) {
+        tb::session::TuningJob j = job;
+        if (const QString err = applySessionSpec(spec, j); !err.isEmpty()) {
+            std::fprintf(stderr, "tunebench: --add-session \"%s\": %s\n", qPrintable(spec), qPrintable(err));
+            return 2;
+        }
+        window.addSession(j);
+    }
+    if (!window.sessionPages().isEmpty()) {
+        // Side by side: as much of the screen as there is.
+        if (const QScreen* screen = window.screen()) window.resize(screen->availableGeometry().size());
+    }
     window.show();
 
     if (!p.isSet(noTracker)) {
@@ -145,6 +195,12 @@ int main(int argc, char** argv) {
                              j.deviceKey = deviceKey.isEmpty() ? QStringLiteral("local") : deviceKey;
                              if (!deviceKey.isEmpty()) j.runner = QStringLiteral("rpc");
                              window.setJob(j);
+                             for (tb::widgets::SessionPage* page : window.sessionPages()) {
+                                 tb::session::TuningJob pj = page->job();
+                                 pj.trackerHost = host;
+                                 pj.trackerPort = port;
+                                 page->setJob(pj);
+                             }
                          });
         tracker.startLocalFleet();
         // A device fleet beside it (issue 21): child processes registering with that tracker.
@@ -154,22 +210,36 @@ int main(int argc, char** argv) {
             window.showFleetPanel();
         }
     }
-    if (p.isSet(autostart) && p.isSet(key) && !p.isSet(noTracker)) {
-        // Measuring on a fleet: start once its devices of that key have registered.
-        const QString k = p.value(key);
-        const int wanted = std::max(1, k == tb::session::TrackerMonitor::armKey()    ? p.value(fleetArm).toInt()
-                                       : k == tb::session::TrackerMonitor::hostKey() ? p.value(fleetHost).toInt() + 1
-                                                                                     : 1);
-        QObject::connect(&tracker, &tb::session::TrackerMonitor::queueChanged, &window,
-                         [&window, k, wanted, started = false](const tb::session::DeviceQueueSnapshot& s) mutable {
-                             int n = 0;
-                             for (const auto& srv : s.servers) n += srv.key == QStringLiteral("server:") + k ? 1 : 0;
-                             if (started || n < wanted) return;
-                             started = true;
-                             window.startTuning();
-                         });
-    } else if (p.isSet(autostart)) {
-        QTimer::singleShot(0, &window, [&window] { window.startTuning(); });
+    if (p.isSet(autostart)) {
+        // Every session at once; those measuring on a fleet once its devices of their key have registered.
+        auto startAll = [&window] {
+            window.startTuning();
+            for (tb::widgets::SessionPage* page : window.sessionPages()) page->start();
+        };
+        QHash<QString, int> wanted;  // "server:<key>" -> devices to wait for
+        auto want = [&](const QString& k) {
+            const int n = std::max(1, k == tb::session::TrackerMonitor::armKey()    ? p.value(fleetArm).toInt()
+                                      : k == tb::session::TrackerMonitor::hostKey() ? p.value(fleetHost).toInt() + 1
+                                                                                    : 1);
+            wanted.insert(QStringLiteral("server:") + k, n);
+        };
+        if (p.isSet(key)) want(p.value(key));
+        for (const tb::widgets::SessionPage* page : window.sessionPages())
+            if (page->job().runner == QLatin1String("rpc")) want(page->job().deviceKey);
+        if (wanted.isEmpty() || p.isSet(noTracker)) {
+            QTimer::singleShot(0, &window, startAll);
+        } else {
+            QObject::connect(&tracker, &tb::session::TrackerMonitor::queueChanged, &window,
+                             [startAll, wanted, started = false](const tb::session::DeviceQueueSnapshot& s) mutable {
+                                 QHash<QString, int> n;
+                                 for (const auto& srv : s.servers) ++n[srv.key];
+                                 for (auto it = wanted.cbegin(); it != wanted.cend(); ++it)
+                                     if (n.value(it.key()) < it.value()) return;
+                                 if (started) return;
+                                 started = true;
+                                 startAll();
+                             });
+        }
     }
     if (p.isSet(inspect)) {
         tb::widgets::LogInspector* inspector = window.openLogInspector(p.value(inspect));

@@ -1442,4 +1442,76 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
         <translation>下方为最后一次看到的队列，并非当前队列。</translation>
     </message>
 </context>
+<context>
+    <name>tb::widgets::MainWindow</name>
+    <message>
+        <source>Add &amp;Session…</source>
+        <translation>添加会话(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>Tune a network for another target or device key beside this session</source>
+        <translation>在此会话旁为另一目标或设备键调优网络</translation>
+    </message>
+    <message>
+        <source>Add session</source>
+        <translation>添加会话</translation>
+    </message>
+</context>
+<context>
+    <name>tb::widgets::SessionPage</name>
+    <message>
+        <source>this CPU</source>
+        <translation>本机 CPU</translation>
+    </message>
+    <message>
+        <source>Log: %1</source>
+        <translation>日志：%1</translation>
+    </message>
+    <message>
+        <source>Tuning failed: %1</source>
+        <translation>调优失败：%1</translation>
+    </message>
+    <message>
+        <source>Ready</source>
+        <translation>就绪</translation>
+    </message>
+    <message>
+        <source>Extracting tasks…</source>
+        <translation>正在提取任务…</translation>
+    </message>
+    <message numerus="yes">
+        <source>Tuning: %n trial(s) measured</source>
+        <translation>
+            <numerusform>调优中：已测量 %n 次试验</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Stopping after the current round…</source>
+        <translation>将在当前轮结束后停止…</translation>
+    </message>
+    <message>
+        <source> · estimated total latency %1 ms</source>
+        <translation> · 估计总延迟 %1 ms</translation>
+    </message>
+    <message>
+        <source>Start</source>
+        <translation>开始</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>Stop this session after its current round (the others go on)</source>
+        <translation>在当前轮结束后停止此会话（其他会话继续）</translation>
+    </message>
+    <message>
+        <source>Latency</source>
+        <translation>延迟</translation>
+    </message>
+    <message>
+        <source>Compute DAG</source>
+        <translation>计算 DAG</translation>
+    </message>
+</context>
 </TS>

@@ -5,6 +5,8 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDialog>
+#include <QDialogButtonBox>
 #include <QDockWidget>
 #include <QFileInfo>
 #include <QFontDatabase>
@@ -30,6 +32,7 @@
 #include <QVBoxLayout>
 
 #include <limits>
+#include <memory>
 
 #include "app/session/logloader.h"
 #include "app/session/trackermonitor.h"
@@ -43,6 +46,7 @@
 #include "widgets/models/autotvmtaskmodel.h"
 #include "widgets/models/measurementmodel.h"
 #include "widgets/models/tasktablemodel.h"
+#include "widgets/sessionpage.h"
 #include "widgets/setupwidget.h"
 #include "widgets/trackerpanel.h"
 #include "widgets/windowsize.h"
@@ -112,24 +116,7 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
 
     // Centre: table + DAG | charts + tracker; log and measurements below.
     m_taskView = new QTableView(this);
-    m_taskView->setObjectName(QStringLiteral("TaskTable"));
-    m_taskView->setModel(m_taskProxy);
-    m_taskView->setSortingEnabled(true);
-    m_taskView->sortByColumn(models::TaskTableModel::IdColumn, Qt::AscendingOrder);
-    m_taskView->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_taskView->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_taskView->setAlternatingRowColors(true);
-    m_taskView->verticalHeader()->hide();
-    m_taskView->verticalHeader()->setDefaultSectionSize(m_taskView->fontMetrics().height() + 6);
-    m_taskView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_taskView->horizontalHeader()->setSectionResizeMode(models::TaskTableModel::DescriptionColumn, QHeaderView::Stretch);
-    m_taskView->setWordWrap(false);
-    // "vm_mod_fused_nn_conv2d_add_nn_relu  1×56×56×64, 3×3×64×64 → 1×56×56×64": the delegate
-    // shortens the middle of the name first; the shapes tell the tasks apart.
-    m_taskView->setTextElideMode(Qt::ElideMiddle);
-    m_taskView->setItemDelegateForColumn(
-        models::TaskTableModel::DescriptionColumn,
-        new WorkloadDelegate(models::TaskTableModel::DescriptionRole, models::TaskTableModel::ShapesRole, false, m_taskView));
+    setUpTaskView(m_taskView, m_taskProxy);
     m_chart = new LatencyChart(this);
     m_dagView = new DagView(this);
     m_autotvm = new AutotvmPanel(this);
@@ -170,7 +157,7 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
     m_bottomTabs->addTab(m_measureView, QString());
     m_bottomTabs->addTab(m_fleet, QString());
     m_midRow = midRow;
-    auto* central = new QSplitter(Qt::Vertical, this);
+    auto* central = m_central = new QSplitter(Qt::Vertical, this);
     central->addWidget(m_autotvm);  // AutoTVM mode: in place of the next two
     central->addWidget(m_taskView);
     central->addWidget(midRow);
@@ -322,6 +309,7 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
     }
     retranslate();
     onSessionState(int(m_session->state()));
+    m_windowClock.start();
 }
 
 MainWindow::~MainWindow() = default;
@@ -330,6 +318,8 @@ void MainWindow::buildMenus() {
     m_fileMenu = menuBar()->addMenu(QString());
     m_inspectorAction = m_fileMenu->addAction(QIcon(QStringLiteral(":/icons/log.svg")), QString());
     m_inspectorAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+    m_addSessionAction = m_fileMenu->addAction(QIcon(QStringLiteral(":/icons/start.svg")), QString());
+    connect(m_addSessionAction, &QAction::triggered, this, &MainWindow::addSessionFromDialog);
     connect(m_inspectorAction, &QAction::triggered, this, [this] { openLogInspector(); });
     m_fileMenu->addSeparator();
     m_quitAction = m_fileMenu->addAction(QString());
@@ -373,6 +363,8 @@ void MainWindow::retranslate() {
     m_bottomTabs->setTabText(2, tr("Device fleet"));
     m_fileMenu->setTitle(tr("&File"));
     m_inspectorAction->setText(tr("Open &Log Inspector…"));
+    m_addSessionAction->setText(tr("Add &Session…"));
+    m_addSessionAction->setToolTip(tr("Tune a network for another target or device key beside this session"));
     m_quitAction->setText(tr("&Quit"));
     m_langMenu->setTitle(tr("&Language"));
     m_helpMenu->setTitle(tr("&Help"));
@@ -444,6 +436,8 @@ void MainWindow::startTuning() {
     m_lastLogPath = j.logPath;
     setAutotvmMode(j.autotvm);
     m_session->start(j);
+    m_primaryStartMs = m_windowClock.elapsed();
+    if (m_primaryTitle) m_primaryTitle->setText(sessionTitle(j));
     m_fleet->model()->setJobId(m_session->jobId());
     m_fleet->model()->setJobTracker(j.runner == QLatin1String("rpc") ? QStringLiteral("%1:%2").arg(j.trackerHost).arg(j.trackerPort)
                                                                      : QString());
@@ -453,7 +447,12 @@ void MainWindow::startTuning() {
 void MainWindow::showFleetPanel() {
     m_bottomTabs->setCurrentWidget(m_fleet);
     // The strip needs a row per device: give the bottom row of the centre more height.
-    if (auto* central = qobject_cast<QSplitter*>(centralWidget())) {
+    if (m_outer) {  // several sessions: the timeline is a row of its own under them
+        const int total = m_outer->height();
+        m_outer->setSizes({total * 70 / 100, total * 30 / 100});
+        return;
+    }
+    if (auto* central = m_central) {
         // Rows: the AutoTVM panel, the task table, the DAG/chart row, the bottom tabs (hidden rows keep their size).
         QList<int> sizes = central->sizes();
         if (sizes.size() != 4) return;
@@ -567,14 +566,7 @@ void MainWindow::selectTask(int taskId) {
     m_selectedBestMs = t ? t->bestMs : -1;
     m_chart->setSelectedTask(taskId);
     // Keep the table's current row in step when the selection comes from code.
-    for (int r = 0; r < m_taskProxy->rowCount(); ++r) {
-        const QModelIndex i = m_taskProxy->index(r, 0);
-        if (m_taskProxy->data(i, models::TaskTableModel::TaskIdRole).toInt() == taskId) {
-            if (m_taskView->currentIndex().row() != r)
-                m_taskView->selectionModel()->setCurrentIndex(i, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
-            break;
-        }
-    }
+    setCurrentTaskRow(m_taskView, m_taskProxy, taskId);
     m_session->requestDag(taskId);
 }
 
@@ -600,6 +592,7 @@ LogInspector* MainWindow::openLogInspector(const QString& logPath) {
 QString MainWindow::statusText() const { return m_status->text(); }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
+    for (SessionPage* page : m_pages) page->session()->stop();  // each page waits for its round when deleted
     if (m_session->state() != session::TuningSession::State::Idle) {
         // Stop cleanly and stay responsive meanwhile: the worker finishes its round (its records
         // are on disk), then tuningFinished closes the window.
@@ -611,6 +604,93 @@ void MainWindow::closeEvent(QCloseEvent* e) {
     }
     m_session->shutdown();
     e->accept();
+}
+
+// ---- Several sessions (issue 21): pages beside the first session, one fleet timeline for all.
+
+QStringList MainWindow::sessionLogPaths() const {
+    QStringList out{m_setup->job().logPath};
+    for (const SessionPage* page : m_pages) out.append(page->job().logPath);
+    return out;
+}
+
+void MainWindow::ensureSessionRow() {
+    if (m_sessionRow) return;
+    // [first session | pages…] over the fleet timeline, which leaves the first session's tabs.
+    m_outer = new QSplitter(Qt::Vertical, this);
+    m_sessionRow = new QSplitter(Qt::Horizontal, m_outer);
+    auto* first = new QWidget(m_sessionRow);
+    auto* fl = new QVBoxLayout(first);
+    fl->setContentsMargins(0, 0, 4, 0);
+    m_primaryTitle = new QLabel(sessionTitle(m_session->state() == session::TuningSession::State::Idle ? m_setup->job() : m_runningJob), first);
+    m_primaryTitle->setObjectName(QStringLiteral("SessionTitle"));
+    QFont bold = m_primaryTitle->font();
+    bold.setBold(true);
+    m_primaryTitle->setFont(bold);
+    fl->addWidget(m_primaryTitle);
+    takeCentralWidget();
+    fl->addWidget(m_central, 1);
+    m_sessionRow->addWidget(first);
+    m_outer->addWidget(m_sessionRow);
+    m_outer->addWidget(m_fleet);  // out of the bottom tabs, where it may have been a hidden page
+    m_fleet->show();
+    m_outer->setStretchFactor(0, 3);
+    m_outer->setStretchFactor(1, 2);
+    setCentralWidget(m_outer);
+}
+
+SessionPage* MainWindow::addSession(session::TuningJob job) {
+    const QStringList taken = sessionLogPaths();
+    if (job.logPath.isEmpty() || taken.contains(job.logPath)) job.logPath = distinctLogPath(job, taken);
+    ensureSessionRow();
+    auto* page = new SessionPage(job, m_sessionRow);
+    m_sessionRow->addWidget(page);
+    QList<int> sizes(m_sessionRow->count(), 1000);
+    m_sessionRow->setSizes(sizes);
+    m_pages.append(page);
+    // The page's steps on the first session's clock and job, its builds on a host row of its own.
+    auto startedMs = std::make_shared<qint64>(-1);
+    connect(page->session(), &session::TuningSession::stateChanged, this, [this, startedMs](session::TuningSession::State st) {
+        if (st == session::TuningSession::State::Running && *startedMs < 0) *startedMs = m_windowClock.elapsed();
+        if (st == session::TuningSession::State::Idle) *startedMs = -1;
+    });
+    // Named like the engine's "host" row of the first session (English, as device names are).
+    const QString builder = QStringLiteral("host (session %1)").arg(m_pages.size() + 1);
+    connect(page->session(), &session::TuningSession::fleetEventsAvailable, this,
+            [this, startedMs, builder](QList<session::FleetEvent> events) {
+                const double shiftS = m_primaryStartMs >= 0 && *startedMs >= 0 ? (*startedMs - m_primaryStartMs) / 1000.0 : 0;
+                for (auto& e : events) {
+                    e.jobId = m_fleet->model()->jobId();
+                    e.startS += shiftS;
+                    if (e.endS >= 0) e.endS += shiftS;
+                    if (e.deviceKey == models::FleetModel::builderKey()) e.device = builder;
+                }
+                m_fleet->model()->addEvents(events);
+            });
+    return page;
+}
+
+void MainWindow::addSessionFromDialog() {
+    // The job of the setup panel, for another target or device key, in a log of its own.
+    QDialog dialog(this);
+    dialog.setWindowTitle(tr("Add session"));
+    auto* setup = new SetupWidget(session::TuningSession::networkNames(), &session::TuningSession::validateTarget, &dialog);
+    session::TuningJob job = m_setup->job();
+    job.logPath = distinctLogPath(job, sessionLogPaths());
+    setup->setJob(job);
+    auto* box = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
+    connect(box, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    connect(box, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    connect(setup, &SetupWidget::validityChanged, box->button(QDialogButtonBox::Ok), &QWidget::setEnabled);
+    auto* scroll = new QScrollArea(&dialog);
+    scroll->setWidget(setup);
+    scroll->setWidgetResizable(true);
+    auto* l = new QVBoxLayout(&dialog);
+    l->addWidget(scroll, 1);
+    l->addWidget(box);
+    dialog.resize(420, 640);
+    if (dialog.exec() != QDialog::Accepted || !setup->isValid() || !setup->confirmStart()) return;
+    addSession(setup->job())->start();
 }
 
 }  // namespace tb::widgets

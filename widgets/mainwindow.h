@@ -19,6 +19,7 @@ class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QSortFilterProxyModel;
+class QSplitter;
 class QTabWidget;
 class QTableView;
 class QTranslator;
@@ -39,6 +40,7 @@ class DagView;
 class FleetPanel;
 class LatencyChart;
 class LogInspector;
+class SessionPage;
 class SetupWidget;
 class TrackerPanel;
 
@@ -79,6 +81,12 @@ public:
     int selectedTask() const { return m_selectedTask; }
     /// Selects a task in the table (and asks the session for its DAG).
     void selectTask(int taskId);
+    /// Tunes `job` in a session of its own beside the first one (issue 21: one network for
+    /// several targets or device keys at once): its own task table, chart, DAG and engine log, its
+    /// own record log (made distinct from the others' when empty or taken), its steps on the
+    /// common fleet timeline. The page is not started; SessionPage::start() does.
+    SessionPage* addSession(session::TuningJob job);
+    QList<SessionPage*> sessionPages() const { return m_pages; }
     /// Opens a log inspector window on `logPath` (empty: the current job's log, if it exists).
     LogInspector* openLogInspector(const QString& logPath = QString());
 
@@ -96,6 +104,10 @@ private:
     void loadResumedHistory(const QList<session::TaskRow>& tasks);
     /// AutoTVM mode: the AutoTVM panel in place of the task table, the DAG view and the charts.
     void setAutotvmMode(bool on);
+    // Several sessions.
+    void ensureSessionRow();
+    void addSessionFromDialog();
+    QStringList sessionLogPaths() const;
 
     session::TuningSession* m_session;
     session::TrackerMonitor* m_trackerMonitor;
@@ -114,6 +126,15 @@ private:
     TrackerPanel* m_tracker;
     FleetPanel* m_fleet;
     QTabWidget* m_bottomTabs;
+    QSplitter* m_central;
+    // Several sessions: [first | pages] over the fleet timeline; null while there is one.
+    QSplitter* m_outer = nullptr;
+    QSplitter* m_sessionRow = nullptr;
+    QLabel* m_primaryTitle = nullptr;
+    QList<SessionPage*> m_pages;
+    QElapsedTimer m_windowClock;
+    qint64 m_primaryStartMs = -1;  // on m_windowClock: the fleet timeline's zero
+    QAction* m_addSessionAction = nullptr;
     QPlainTextEdit* m_log;
     QPushButton* m_start;
     QPushButton* m_pause;

@@ -367,6 +367,55 @@ private Q_SLOTS:
         monitor.stopAll();
     }
 
+    // Issue 21, several sessions at once: one session measures mlp for a named x86-64 target in
+    // the sandbox, another for the host CPU on a tracker's server, concurrently; each writes its own
+    // log with its own target string, and stopping one leaves the other tuning.
+    void testTwoSessionsDifferentTargetsAtOnce() {
+        session::TrackerMonitor monitor;
+        QSignalSpy started(&monitor, &session::TrackerMonitor::localTrackerStarted);
+        monitor.startLocalFleet();
+        QVERIFY(waitFor(started, 1, 30000));
+        QTemporaryDir dir;
+        auto jobA = smallJob(dir.filePath(QStringLiteral("x86-64.json")), 100000, 4);
+        jobA.target = QStringLiteral("llvm -mcpu=x86-64");
+        auto jobB = smallJob(dir.filePath(QStringLiteral("host-rpc.json")), 100000, 4);
+        jobB.runner = QStringLiteral("rpc");
+        jobB.trackerHost = QStringLiteral("127.0.0.1");
+        jobB.trackerPort = started[0][1].toInt();
+        jobB.deviceKey = QStringLiteral("local");
+        TuningSession a, b;
+        QSignalSpy measuredA(&a, &TuningSession::measurementsAvailable), measuredB(&b, &TuningSession::measurementsAvailable);
+        QSignalSpy finishedA(&a, &TuningSession::tuningFinished), finishedB(&b, &TuningSession::tuningFinished);
+        QSignalSpy failedA(&a, &TuningSession::tuningFailed), failedB(&b, &TuningSession::tuningFailed);
+        a.start(jobA);
+        b.start(jobB);
+        QVERIFY(waitFor(measuredA));
+        QVERIFY(waitFor(measuredB));
+        QCOMPARE(a.state(), TuningSession::State::Running);
+        QCOMPARE(b.state(), TuningSession::State::Running);
+        a.stop();
+        QVERIFY(waitFor(finishedA));
+        QCOMPARE(b.state(), TuningSession::State::Running);  // stopping one stops only that one
+        const int bAtAStop = int(measuredB.size());
+        QVERIFY(waitFor(measuredB, bAtAStop + 1));
+        b.stop();
+        QVERIFY(waitFor(finishedB));
+        QVERIFY(failedA.isEmpty() && failedB.isEmpty());
+        // Each log holds exactly its session's records, under its session's target.
+        const auto targets = [](const QString& path) {
+            QStringList out;
+            for (const QJsonObject& r : readRecords(path)) out.append(r[QLatin1String("i")].toArray()[0].toArray()[1].toString());
+            return out;
+        };
+        const QStringList ta = targets(jobA.logPath), tb = targets(jobB.logPath);
+        QCOMPARE(int(ta.size()), countRows(measuredA));
+        QCOMPARE(int(tb.size()), countRows(measuredB));
+        QVERIFY(!ta.isEmpty() && !tb.isEmpty());
+        for (const QString& t : ta) QVERIFY2(t.contains(QLatin1String("-mcpu=x86-64")), qPrintable(t));
+        for (const QString& t : tb) QVERIFY2(t.startsWith(QLatin1String("llvm")) && t != ta.first(), qPrintable(t));
+        monitor.stopAll();
+    }
+
     // Issue 21: a fleet of two device processes (`tunebench-cli rpc-server`, started by the
     // monitor's DeviceFleet) measures mlp through the RPC runner; at the first run one device is
     // stopped. Every step reaches the GUI thread as a fleet event (builds on "host", uploads and

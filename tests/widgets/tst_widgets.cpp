@@ -8,6 +8,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QComboBox>
+#include <QDialog>
 #include <QDir>
 #include <QFileDialog>
 #include <QJsonArray>
@@ -20,6 +21,7 @@
 #include <QPlainTextEdit>
 #include <QPointer>
 #include <QPushButton>
+#include <QSet>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableView>
@@ -45,6 +47,7 @@
 #include "widgets/models/fleetmodel.h"
 #include "widgets/models/measurementmodel.h"
 #include "widgets/models/tasktablemodel.h"
+#include "widgets/sessionpage.h"
 #include "widgets/setupwidget.h"
 #include "widgets/trackerpanel.h"
 #include "widgets/qcustomplot_include.h"
@@ -100,6 +103,16 @@ bool csvMatches(const QString& path, const QString& header, const QList<QList<do
         }
     }
     return true;
+}
+
+// The records of a TVM log, one JSON object per line.
+QList<QJsonObject> readJsonLines(const QString& path) {
+    QList<QJsonObject> out;
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return out;
+    while (!f.atEnd())
+        if (const QByteArray line = f.readLine().trimmed(); !line.isEmpty()) out.append(QJsonDocument::fromJson(line).object());
+    return out;
 }
 
 session::TuningJob mlpJob(const QString& logPath, int trials, int perRound = 8) {
@@ -564,6 +577,127 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(w.trackerPanel()->serverList()->topLevelItemCount(), 2, 5000);
         monitor.stopAll();
         QTRY_COMPARE_WITH_TIMEOUT(list->topLevelItem(0)->text(2), QStringLiteral("stopped"), 5000);
+    }
+
+    // Issue 21, heterogeneous sessions in one window: the first session tunes mlp on the tracker's
+    // host server (key local), a page beside it tunes mlp for another target in the sandbox. Both run
+    // at once, each fills its own task table and engine log and writes its own log under its own
+    // target; the fleet timeline shows both (a builder row each, the server and the sandbox); the
+    // page's Stop stops only the page.
+    void testHeterogeneousSessionsSideBySide() {
+        QTemporaryDir dir;
+        session::TuningSession s;
+        session::TrackerMonitor monitor;
+        widgets::MainWindow w(&s, &monitor);
+        QSignalSpy trackerUp(&monitor, &session::TrackerMonitor::localTrackerStarted);
+        monitor.startLocalFleet();
+        QVERIFY(waitFor(trackerUp, 1, 30000));
+        session::TuningJob first = mlpJob(dir.filePath(QStringLiteral("tunebench_mlp.json")), 100000, 4);
+        first.runner = QStringLiteral("rpc");
+        first.trackerPort = trackerUp[0][1].toInt();
+        first.deviceKey = QStringLiteral("local");
+        w.setJob(first);
+        session::TuningJob other = first;
+        other.runner = QStringLiteral("local");
+        other.target = QStringLiteral("llvm -mcpu=x86-64");
+        // The same log name as the first session's: the page gets a name of its own beside it.
+        widgets::SessionPage* page = w.addSession(other);
+        QCOMPARE(page->job().logPath, dir.filePath(QStringLiteral("tunebench_mlp_host.json")));
+        QCOMPARE(w.sessionPages().size(), 1);
+        QCOMPARE(page->findChild<QLabel*>(QStringLiteral("SessionTitle"))->text(), QStringLiteral("mlp · host · llvm -mcpu=x86-64"));
+        w.show();
+        QSignalSpy measured1(&s, &session::TuningSession::measurementsAvailable);
+        QSignalSpy measured2(page->session(), &session::TuningSession::measurementsAvailable);
+        QSignalSpy finished2(page->session(), &session::TuningSession::tuningFinished);
+        w.startTuning();
+        page->start();
+        QVERIFY(waitFor(measured1));
+        QVERIFY(waitFor(measured2));
+        QTRY_VERIFY(w.taskModel()->rowCount() > 0 && page->taskModel()->rowCount() == w.taskModel()->rowCount());
+        QVERIFY(page->engineLog()->toPlainText().contains(QLatin1String("-mcpu=x86-64")));
+        QVERIFY(!w.engineLog()->toPlainText().contains(QLatin1String("-mcpu=x86-64")));
+        // One timeline for both: the first session's server and builder, the page's sandbox and builder.
+        QCoreApplication::processEvents();
+        QStringList devices;
+        for (const auto& d : w.fleetPanel()->model()->devices()) devices.append(d.name);
+        QVERIFY2(devices.contains(QStringLiteral("host")) && devices.contains(QStringLiteral("host (session 2)")), qPrintable(devices.join(u',')));
+        QVERIFY2(devices.indexOf(QStringLiteral("host")) < 2 && devices.indexOf(QStringLiteral("host (session 2)")) < 2,
+                 qPrintable(devices.join(u',')));  // builders on top
+        QVERIFY2(devices.contains(QStringLiteral("local sandbox")), qPrintable(devices.join(u',')));
+        QVERIFY2(std::any_of(devices.begin(), devices.end(), [](const QString& d) { return d.contains(u':'); }), qPrintable(devices.join(u',')));
+        QVERIFY(!w.fleetPanel()->model()->keys().contains(models::FleetModel::builderKey()));
+        // The page's Stop ends the page only.
+        QVERIFY(page->stopButton()->isEnabled());
+        page->stopButton()->click();
+        QVERIFY(waitFor(finished2));
+        QVERIFY(page->isIdle());
+        QCOMPARE(s.state(), session::TuningSession::State::Running);
+        const int before = int(measured1.size());
+        QVERIFY(waitFor(measured1, before + 1));
+        w.close();  // stops the first session; the window closes once it has
+        QTRY_VERIFY_WITH_TIMEOUT(!w.isVisible(), 300000);
+        const auto targets = [](const QString& path) {
+            QSet<QString> out;
+            for (const QJsonObject& r : readJsonLines(path)) out.insert(r[QLatin1String("i")].toArray()[0].toArray()[1].toString());
+            return out;
+        };
+        const QSet<QString> t1 = targets(first.logPath), t2 = targets(page->job().logPath);
+        QCOMPARE(t1.size(), 1);
+        QCOMPARE(t2.size(), 1);
+        QVERIFY2(t2.begin()->contains(QLatin1String("-mcpu=x86-64")) && *t1.begin() != *t2.begin(), qPrintable(*t2.begin()));
+        monitor.stopAll();
+    }
+
+    // File > Add Session… asks for the job in a setup panel of its own, prefilled with the window's
+    // job under a log name of its own; OK adds and starts the page.
+    void testAddSessionFromMenu() {
+        QTemporaryDir dir;
+        session::TuningSession s;
+        widgets::MainWindow w(&s, nullptr);
+        w.setJob(mlpJob(dir.filePath(QStringLiteral("tunebench_mlp.json")), 8, 8));
+        w.show();
+        QAction* add = nullptr;
+        for (QAction* a : w.menuBar()->actions().first()->menu()->actions())
+            if (a->text().contains(QLatin1String("Session"))) add = a;
+        QVERIFY(add);
+        QString prefilledLog;
+        QTimer::singleShot(0, &w, [&] {
+            for (QWidget* top : QApplication::topLevelWidgets())
+                if (auto* dialog = qobject_cast<QDialog*>(top); dialog && dialog->isVisible()) {
+                    auto* setup = dialog->findChild<widgets::SetupWidget*>();
+                    prefilledLog = setup->job().logPath;
+                    session::TuningJob j = setup->job();
+                    j.target = QStringLiteral("llvm -mcpu=x86-64");
+                    setup->setJob(j);
+                    dialog->accept();
+                }
+        });
+        add->trigger();
+        QCOMPARE(prefilledLog, dir.filePath(QStringLiteral("tunebench_mlp_host.json")));
+        QCOMPARE(w.sessionPages().size(), 1);
+        widgets::SessionPage* page = w.sessionPages().first();
+        QCOMPARE(page->job().target, QStringLiteral("llvm -mcpu=x86-64"));
+        QSignalSpy finished(page->session(), &session::TuningSession::tuningFinished);
+        QVERIFY(!page->isIdle());
+        QVERIFY(waitFor(finished));
+        QCOMPARE(int(readJsonLines(page->job().logPath).size()), page->totalTrials());
+        QVERIFY(!QFileInfo::exists(dir.filePath(QStringLiteral("tunebench_mlp.json"))));  // the first session did not run
+    }
+
+    void testSessionLogNames() {
+        session::TuningJob job;
+        job.network = QStringLiteral("mobilenet");
+        job.logPath = QStringLiteral("logs/tunebench_mobilenet.json");
+        QCOMPARE(widgets::distinctLogPath(job, {}), QStringLiteral("logs/tunebench_mobilenet_host.json"));
+        job.runner = QStringLiteral("rpc");
+        job.deviceKey = QStringLiteral("rasp4b-64");
+        QCOMPARE(widgets::distinctLogPath(job, {}), QStringLiteral("logs/tunebench_mobilenet_rasp4b-64.json"));
+        QCOMPARE(widgets::distinctLogPath(job, {QStringLiteral("logs/tunebench_mobilenet_rasp4b-64.json")}),
+                 QStringLiteral("logs/tunebench_mobilenet_rasp4b-64_2.json"));
+        job.logPath.clear();
+        QCOMPARE(widgets::distinctLogPath(job, {}), QStringLiteral("tunebench_mobilenet_rasp4b-64.json"));
+        job.target = QStringLiteral("llvm -mtriple=aarch64-linux-gnu");
+        QCOMPARE(widgets::sessionTitle(job), QStringLiteral("mobilenet · rasp4b-64 · llvm -mtriple=aarch64-linux-gnu"));
     }
 
     void testLanguageSwitch() {

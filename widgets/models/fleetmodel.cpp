@@ -25,8 +25,13 @@ FleetModel::Device& FleetModel::device(const QString& name, const QString& key) 
         Device d;
         d.name = name;
         d.key = key;
-        // The host builder stays on top; devices follow in the order they first measured.
-        i = name == QLatin1String("host") ? 0 : int(m_devices.size());
+        // The host builders (one per session of the window) stay on top; devices follow in the
+        // order they first measured.
+        i = int(m_devices.size());
+        if (key == builderKey()) {
+            i = 0;
+            while (i < m_devices.size() && m_devices[i].key == builderKey()) ++i;
+        }
         m_devices.insert(i, d);
         for (auto it = m_index.begin(); it != m_index.end(); ++it)
             if (it.value() >= i) ++it.value();
@@ -112,7 +117,7 @@ void FleetModel::setQueue(const session::DeviceQueueSnapshot& snapshot) {
 QStringList FleetModel::keys() const {
     QStringList out;
     for (const Device& d : m_devices)
-        if (!out.contains(d.key) && d.name != QLatin1String("host")) out.append(d.key);  // builds are not a device key
+        if (!out.contains(d.key) && d.key != builderKey()) out.append(d.key);  // builds are not a device key
     for (const auto& q : m_queue)
         if (!out.contains(q.key)) out.append(q.key);
     return out;

@@ -55,6 +55,9 @@ public:
     /// may re-register between sessions) is marked lost, and unmarked when it is listed again.
     void setQueue(const session::DeviceQueueSnapshot& snapshot);
     void setJobId(quint64 jobId) { m_jobId = jobId; }
+    quint64 jobId() const { return m_jobId; }
+    /// The device key of the host builder's events ("builder"); every window session has one.
+    static QString builderKey() { return QStringLiteral("builder"); }
     /// "host:port" of the tracker the job measures through (empty: it uses none).
     void setJobTracker(const QString& hostPort) { m_jobTracker = hostPort; }
 
