@@ -49,11 +49,19 @@ CPtr makeFloats(Shape shape, std::vector<float> v) {
     c->f = std::move(v);
     return c;
 }
+/// `v` truncated towards zero as an int64; UserError when it is NaN or outside int64's range (a
+/// float cast to an integer type, or a folded integer op that overflowed, in a hostile model).
+static int64_t toInt64Checked(double v) {
+    // +-2^63 are exact in double; every double in [-2^63, 2^63) truncates into int64's range.
+    TB_USER_CHECK(std::isfinite(v) && v >= -9223372036854775808.0 && v < 9223372036854775808.0)
+        << "constant folding: value " << v << " does not fit in int64";
+    return int64_t(std::trunc(v));
+}
 /// A constant of `shape` and dtype `t` from doubles (ints truncated towards zero).
 CPtr makeFrom(Shape shape, DType t, const std::vector<double>& v) {
     if (te::isFloat(t)) return makeFloats(std::move(shape), std::vector<float>(v.begin(), v.end()));
     std::vector<int64_t> iv(v.size());
-    for (size_t k = 0; k < v.size(); ++k) iv[k] = t == DType::Bool ? (v[k] != 0) : int64_t(std::trunc(v[k]));
+    for (size_t k = 0; k < v.size(); ++k) iv[k] = t == DType::Bool ? (v[k] != 0) : toInt64Checked(v[k]);
     return makeInts(std::move(shape), std::move(iv), t);
 }
 /// The same data with another shape (element count unchanged).
@@ -71,7 +79,7 @@ CPtr asFloat(const CPtr& c) {
 std::vector<int64_t> toInts(const ConstantData& c) {
     if (!isFloatData(c)) return c.i;
     std::vector<int64_t> out;
-    for (float f : c.f) out.push_back(int64_t(f));
+    for (float f : c.f) out.push_back(toInt64Checked(f));
     return out;
 }
 
