@@ -103,10 +103,12 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
     m_start = new QPushButton(QIcon(QStringLiteral(":/icons/start.svg")), QString(), this);
     m_pause = new QPushButton(QIcon(QStringLiteral(":/icons/pause.svg")), QString(), this);
     m_stop = new QPushButton(QIcon(QStringLiteral(":/icons/stop.svg")), QString(), this);
+    m_bench = new QPushButton(this);
     m_start->setDefault(true);
     buttons->addWidget(m_start);
     buttons->addWidget(m_pause);
     buttons->addWidget(m_stop);
+    buttons->addWidget(m_bench);
     sl->addLayout(buttons);
     m_dock = new QDockWidget(this);
     m_dock->setObjectName(QStringLiteral("SessionDock"));
@@ -191,8 +193,19 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
             m_session->pause();
     });
     connect(m_stop, &QPushButton::clicked, m_session, &session::TuningSession::stop);
+    connect(m_bench, &QPushButton::clicked, this, [this] { m_session->compileAndBenchmark(m_setup->job()); });
+    connect(m_session, &session::TuningSession::benchmarkStarted, this, [this] {
+        m_finishedText = tr("Compiling and benchmarking…");
+        onSessionState(int(m_session->state()));
+    });
+    connect(m_session, &session::TuningSession::benchmarkFinished, this, [this](const QString& status, bool) {
+        m_finishedText = status;
+        onSessionState(int(m_session->state()));
+    });
     connect(m_setup, &SetupWidget::validityChanged, this, [this](bool ok) {
-        m_start->setEnabled(ok && m_session->state() == session::TuningSession::State::Idle);
+        const bool free = m_session->state() == session::TuningSession::State::Idle && !m_session->benchmarking();
+        m_start->setEnabled(ok && free);
+        m_bench->setEnabled(ok && free);
     });
     connect(m_session, &session::TuningSession::stateChanged, this,
             [this](session::TuningSession::State s) { onSessionState(int(s)); });
@@ -358,6 +371,9 @@ void MainWindow::retranslate() {
     m_pause->setToolTip(tr("Pause or resume between two search rounds"));
     m_stop->setText(tr("Stop"));
     m_stop->setToolTip(tr("Stop after the current round (every measured record is kept)"));
+    m_bench->setText(tr("Compile && benchmark"));
+    m_bench->setToolTip(tr("Compile the network with the best records of the log and time it: on a device of the "
+                           "key with the rpc runner (outputs checked against the interpreter), else here"));
     m_bottomTabs->setTabText(0, tr("Engine log"));
     m_bottomTabs->setTabText(1, tr("Measurements"));
     m_bottomTabs->setTabText(2, tr("Device fleet"));
@@ -523,8 +539,9 @@ void MainWindow::onSessionState(int s) {
     m_lastState = s;
     if (idle) m_taskModel->clearNext();  // stopped or failed: the scheduler picks nothing next
     if (idle) m_setup->refreshResumeOffer();  // the job just written can be continued
-    m_start->setEnabled(idle && m_setup->isValid());
-    m_setup->setEnabled(idle);
+    m_start->setEnabled(idle && m_setup->isValid() && !m_session->benchmarking());
+    m_bench->setEnabled(idle && m_setup->isValid() && !m_session->benchmarking());
+    m_setup->setEnabled(idle && !m_session->benchmarking());
     m_pause->setEnabled(st == session::TuningSession::State::Running || st == session::TuningSession::State::Paused);
     m_stop->setEnabled(!idle && st != session::TuningSession::State::Stopping);
     m_pause->setText(st == session::TuningSession::State::Paused ? tr("Resume") : tr("Pause"));

@@ -76,6 +76,9 @@ public:
     QPushButton* startButton() const { return m_start; }
     QPushButton* pauseButton() const { return m_pause; }
     QPushButton* stopButton() const { return m_stop; }
+    /// "Compile && benchmark": the current job's network compiled with its log's best records and
+    /// timed on a device of its key (rpc runner) or here (TuningSession::compileAndBenchmark).
+    QPushButton* benchButton() const { return m_bench; }
     QString statusText() const;
     QPlainTextEdit* engineLog() const { return m_log; }
     int selectedTask() const { return m_selectedTask; }
@@ -139,6 +142,7 @@ private:
     QPushButton* m_start;
     QPushButton* m_pause;
     QPushButton* m_stop;
+    QPushButton* m_bench;
     QLabel* m_status;
     QLabel* m_latencyLabel;
     QProgressBar* m_progress;

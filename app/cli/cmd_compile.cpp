@@ -183,7 +183,7 @@ int runCompile(const QStringList& args) {
         std::fprintf(stdout, "Lowered IR of %zu kernels written to %s\n", reps.size(), qPrintable(dir));
     }
     if (!remote && (p.isSet(bench) || p.isSet(profile))) {
-        mod.run(seededInputs(mod.graph()));
+        mod.run(runtime::seededInputs(mod.graph()));
         if (p.isSet(bench)) {
             runtime::BenchmarkResult r = mod.benchmark(rep, num, minMs);
             std::fprintf(stdout, "%s\n", r.summary().c_str());
@@ -206,10 +206,10 @@ int runCompile(const QStringList& args) {
         std::fflush(stdout);
     }
     if (remote) {
-        const DeviceRun run = runAndCheckOnDevice(g, mod.graph(), dir, seededInputs(mod.graph()), ro, true, tol);
+        const runtime::DeviceRun run =
+            runAndCheckOnDevice(g, mod.graph(), dir, runtime::seededInputs(mod.graph()), ro, true, tol);
         if (!run.ran) return 1;
-        std::fprintf(stdout, "Execution time on %s (%s):\n%s\n", run.result.server.c_str(), run.result.serverKey.c_str(),
-                     run.result.bench.summary().c_str());
+        std::fprintf(stdout, "%s\n", runtime::deviceExecutionSummary(run.result).c_str());
         return run.checked ? 0 : 1;
     }
     return 0;

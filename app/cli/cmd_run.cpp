@@ -154,7 +154,7 @@ int runRun(const QStringList& args) {
         QTemporaryDir tmp;
         TB_USER_CHECK(tmp.isValid()) << "cannot create a temporary directory for the export";
         mod.exportLibrary(tmp.path().toStdString());
-        const DeviceRun run = runAndCheckOnDevice(g, eg, tmp.path().toStdString(), inputs, ro, p.isSet(check), tol);
+        const runtime::DeviceRun run = runAndCheckOnDevice(g, eg, tmp.path().toStdString(), inputs, ro, p.isSet(check), tol);
         if (!run.ran) return 1;
         deviceChecked = run.checked;
         for (const auto& t : run.result.outputs) outs.push_back(te::Buffer{t.shape, t.data});
@@ -163,7 +163,7 @@ int runRun(const QStringList& args) {
     }
     const QStringList outFiles = p.values(output);
     for (size_t i = 0; i < outs.size(); ++i) {
-        const std::string s = shapeText(outs[i].shape);
+        const std::string s = runtime::shapeString(outs[i].shape);
         size_t argmax = 0;
         for (size_t k = 1; k < outs[i].data.size(); ++k)
             if (outs[i].data[k] > outs[i].data[argmax]) argmax = k;

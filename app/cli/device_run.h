@@ -2,9 +2,8 @@
 #pragma once
 // Shared by `compile` and `run`: running the compiled network on a device of the fleet instead of
 // this machine (`--runner rpc --tracker H:P --key K`), the host side of TVM's ARM tutorial's last
-// step (engine/runtime/remote_network.h). The options, and one function that exports nothing itself:
-// given an export directory, it runs it on a device, prints what happened and checks the outputs
-// against the graph reference interpreter.
+// step (engine/runtime/remote_network.h). The options, and the printing form of
+// runtime::runAndCheckOnDevice (engine/runtime/network_eval.h, shared with the window).
 
 #include <QCommandLineOption>
 #include <QCommandLineParser>
@@ -15,6 +14,7 @@
 
 #include "engine/graph/graph.h"
 #include "engine/runtime/graph_runtime.h"
+#include "engine/runtime/network_eval.h"
 #include "engine/runtime/remote_network.h"
 #include "engine/te/interpreter.h"
 
@@ -46,28 +46,10 @@ struct DeviceRunOptions {
     bool remote(const QCommandLineParser& p, runtime::RemoteRunOptions* ro) const;
 };
 
-/// The inputs a benchmark uses: input i of `g` filled by measure::fillRandom with seed 1 + i, on the
-/// host and on a device alike (so a device run can be checked against the interpreter).
-std::vector<te::Buffer> seededInputs(const runtime::ExecGraph& g);
-
-/// What runAndCheckOnDevice did.
-struct DeviceRun {
-    bool ran = false;      ///< false: the device or the network failed (the error was printed)
-    bool checked = true;   ///< false: an output (or the logits) differs from the interpreter's
-    runtime::RemoteRunResult result;
-};
-
-/// Runs the export in `dir` (compiled from `g`, executable graph `eg`) on a device with `inputs` (in
-/// eg's input order), printing the steps and where it ran; with `check`, compares every output with
-/// the graph reference interpreter's on `g` (and, for a network ending in softmax, the logits the
-/// device returns: the zoo's random weights make such outputs uniform), one line per tensor, failing
-/// above `tolerance` (max abs error / max abs value). Device and network failures are printed to
-/// stderr as `error: ...` (DeviceRun::ran false), never thrown; input files are UserErrors.
-DeviceRun runAndCheckOnDevice(const graph::Graph& g, const runtime::ExecGraph& eg, const std::string& dir,
-                              const std::vector<te::Buffer>& inputs, runtime::RemoteRunOptions ro, bool check,
-                              double tolerance);
-
-/// "1x224x224x3".
-std::string shapeText(const std::vector<int64_t>& shape);
+/// runtime::runAndCheckOnDevice (engine/runtime/network_eval.h) with its lines on stdout and a
+/// device or network failure printed to stderr as `error: ...` (DeviceRun::ran false).
+runtime::DeviceRun runAndCheckOnDevice(const graph::Graph& g, const runtime::ExecGraph& eg, const std::string& dir,
+                                       const std::vector<te::Buffer>& inputs, const runtime::RemoteRunOptions& ro,
+                                       bool check, double tolerance);
 
 }  // namespace tb::cli

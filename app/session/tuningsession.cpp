@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "app/session/autotvmworker.h"
+#include "app/session/benchworker.h"
 #include "app/session/tuningworker.h"
 #include "engine/codegen/target.h"
 #include "engine/graph/zoo.h"
@@ -31,6 +32,7 @@ TuningSession::TuningSession(QObject* parent) : QObject(parent), m_dags(std::mak
 TuningSession::~TuningSession() {
     shutdown();
     delete m_dagThread;  // already joined by shutdown(); its queued finish handler dies with us
+    delete m_benchThread;
 }
 
 QStringList TuningSession::networkNames() {
@@ -160,6 +162,7 @@ void TuningSession::shutdown() {
         m_autotvm = nullptr;
     }
     if (m_dagThread) m_dagThread->wait();
+    if (m_benchThread) m_benchThread->wait();  // a device run ends within its timeouts
     setState(State::Idle);
 }
 
@@ -193,6 +196,35 @@ void TuningSession::launchDagJob(int taskId) {
         if (m_pendingDagTask >= 0) launchDagJob(std::exchange(m_pendingDagTask, -1));
     });
     m_dagThread->start();
+}
+
+void TuningSession::compileAndBenchmark(const TuningJob& job) {
+    if (m_benchThread) {
+        Q_EMIT logMessage(tr("A benchmark is already running."));
+        return;
+    }
+    if (m_state != State::Idle) {
+        Q_EMIT logMessage(tr("Stop the tuning job first: a benchmark beside it would time the tuning too."));
+        return;
+    }
+    auto outcome = std::make_shared<BenchOutcome>();
+    // Lines are posted to this object's thread as they come; queued calls die with it (shutdown
+    // waits for the thread first).
+    m_benchThread = QThread::create([this, job, outcome] {
+        *outcome = compileAndBenchmarkJob(job, [this](const QString& line) {
+            QMetaObject::invokeMethod(this, [this, line] { Q_EMIT logMessage(line); }, Qt::QueuedConnection);
+        });
+    });
+    m_benchThread->setObjectName(QStringLiteral("TuningSession benchmark"));
+    connect(m_benchThread, &QThread::finished, this, [this, outcome] {
+        if (QThread* t = std::exchange(m_benchThread, nullptr)) {
+            t->wait();
+            t->deleteLater();
+        }
+        Q_EMIT benchmarkFinished(outcome->status, outcome->ok);
+    });
+    Q_EMIT benchmarkStarted();
+    m_benchThread->start();
 }
 
 }  // namespace tb::session

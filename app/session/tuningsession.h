@@ -37,6 +37,8 @@ public:
     static QStringList autotvmTunerNames();
 
     State state() const { return m_state; }
+    /// A compileAndBenchmark is running.
+    bool benchmarking() const { return m_benchThread != nullptr; }
     /// Id of the last job started (0 before the first); DAG snapshots carry it.
     quint64 jobId() const { return m_jobId; }
 
@@ -50,6 +52,12 @@ public Q_SLOTS:
     void stop();
     /// Asks for the DAG snapshot of a task of the running (or last) job; dagAvailable follows.
     void requestDag(int taskId);
+    /// Compiles the job's network with the best records of its log and benchmarks it: with the rpc
+    /// runner cross-compiled for its target and run and checked on a device of its key, else here
+    /// (`tunebench-cli compile --bench [--runner rpc ...]`, app/session/benchworker.h). Runs on its
+    /// own thread; lines arrive as logMessage, then benchmarkFinished. Refused (a log line) while a
+    /// tuning job runs (it would be timed against the tuning) or a benchmark is running.
+    void compileAndBenchmark(const tb::session::TuningJob& job);
     /// Blocks until the worker has stopped (used on window close): no record is lost.
     void shutdown();
 
@@ -71,6 +79,11 @@ Q_SIGNALS:
     void paused();
     void tuningFinished(const QString& summary);
     void tuningFailed(const QString& message);
+    /// compileAndBenchmark started (benchmarking() is true).
+    void benchmarkStarted();
+    /// compileAndBenchmark ended: `status` is one line (where it ran, median ms, max error, ok or
+    /// FAILED, or why it failed); ok: it ran and the outputs match the interpreter's.
+    void benchmarkFinished(const QString& status, bool ok);
 
 private:
     void setState(State s);
@@ -87,6 +100,7 @@ private:
     quint64 m_jobId = 0;
     QThread* m_dagThread = nullptr;  // at most one DAG snapshot is built at a time
     int m_pendingDagTask = -1;       // the latest request that arrived while one was being built
+    QThread* m_benchThread = nullptr;  // the running compileAndBenchmark
 };
 
 }  // namespace tb::session

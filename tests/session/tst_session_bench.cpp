@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: Apache-2.0
+// The window's "Compile && benchmark" through the session bridge (issue 21: "the same from the
+// window" as `tunebench-cli compile --runner rpc --tracker H:P --key K --bench`): the zoo's mlp is
+// compiled with the job's log and benchmarked here (local runner), and on a device of a key of an
+// in-process tracker (rpc runner) whose server runs the network call with the device server's own
+// function (runtime::runNetworkRequest, as tests/engine/tst_device_bench); a key no device has is a
+// clear log line and a failed status, and the session stays usable.
+#include <QDeadlineTimer>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "app/session/tuningsession.h"
+#include "engine/rpc/network_call.h"
+#include "engine/rpc/rpc_server.h"
+#include "engine/rpc/tracker.h"
+#include "engine/rpc/tracker_client.h"
+#include "engine/runtime/network_executor.h"
+#include "tests/engine/test_rpc_util.h"
+
+using namespace tb;
+using session::TuningSession;
+
+namespace {
+
+constexpr int kTimeoutMs = 300000;  // generous: the machine is shared with other builds
+
+// Serves the network call on this machine with the device server's own function.
+class HostNetworkExecutor final : public rpc::MeasureExecutor {
+public:
+    rpc::RunReply run(const rpc::RunRequest&) override {
+        rpc::RunReply r;
+        r.errorNo = rpc::kErrorNoUnknown;
+        r.errorMsg = "this test server times no kernels";
+        return r;
+    }
+    rpc::CallReply call(const rpc::CallRequest& c) override {
+        if (c.function != rpc::kGraphBenchmarkFunction) return MeasureExecutor::call(c);
+        const rpc::NetworkRunRequest req = rpc::networkRunRequestFromCall(c);
+        return rpc::toCallReply(
+            runtime::runNetworkRequest(req, c.uploads.at(req.lib), c.uploads.at(req.graph), c.uploads.at(req.params), 1));
+    }
+};
+
+session::TuningJob mlpJob(const QString& logPath) {
+    session::TuningJob j;
+    j.network = QStringLiteral("mlp");
+    j.layout = QStringLiteral("NHWC");
+    j.logPath = logPath;
+    j.trackerRetryTimeoutS = 5;
+    return j;
+}
+
+struct Outcome {
+    bool finished = false;
+    QString status;
+    bool ok = false;
+    QString log;
+};
+
+// Runs compileAndBenchmark(job) and collects what the window would show.
+Outcome benchmark(TuningSession& s, const session::TuningJob& job) {
+    QSignalSpy lines(&s, &TuningSession::logMessage);
+    QSignalSpy started(&s, &TuningSession::benchmarkStarted);
+    QSignalSpy finished(&s, &TuningSession::benchmarkFinished);
+    s.compileAndBenchmark(job);
+    Outcome o;
+    if (started.size() != 1 || !s.benchmarking()) return o;
+    QDeadlineTimer deadline(kTimeoutMs);
+    while (finished.isEmpty() && !deadline.hasExpired()) finished.wait(1000);
+    if (finished.isEmpty()) return o;
+    QCoreApplication::processEvents();  // nothing is queued after benchmarkFinished, but be sure
+    o.finished = true;
+    o.status = finished[0][0].toString();
+    o.ok = finished[0][1].toBool();
+    for (const auto& a : lines) o.log += a[0].toString() + QLatin1Char('\n');
+    return o;
+}
+
+}  // namespace
+
+class TestSessionBench : public QObject {
+    Q_OBJECT
+
+    std::unique_ptr<rpc::Tracker> m_tracker;
+    std::unique_ptr<rpc::RpcServer> m_server;
+    std::string m_key;
+
+    bool waitForFree(const std::string& key, int seconds) const {
+        for (int i = 0; i < seconds * 10; ++i) {
+            try {
+                rpc::ConnectOptions co;
+                co.retryTimeoutMs = 0;
+                const auto s = rpc::TrackerSession::connect("127.0.0.1", m_tracker->port(), co).summary();
+                const auto* q = s.queue(key);
+                if (q && q->free >= 1) return true;
+            } catch (const rpc::RpcError&) {
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        return false;
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        rpc::TrackerOptions to;
+        to.host = "127.0.0.1";
+        to.port = 0;
+        m_tracker = std::make_unique<rpc::Tracker>(to);
+        m_tracker->start();
+        m_key = "winbench" + std::to_string(getpid());
+        m_server = std::make_unique<rpc::RpcServer>(test::serverOptions(m_tracker->port(), m_key),
+                                                    std::make_shared<HostNetworkExecutor>());
+        m_server->start();
+        QVERIFY(waitForFree(m_key, 30));
+    }
+
+    void cleanupTestCase() {
+        m_server.reset();
+        m_tracker.reset();
+    }
+
+    // Local runner: compiled, run, checked against the interpreter and timed here; the log gets the
+    // compile report and TVM's Execution time summary, the status the median and the check.
+    void testLocal() {
+        QTemporaryDir dir;
+        TuningSession s;
+        const Outcome o = benchmark(s, mlpJob(dir.filePath(QStringLiteral("none.json"))));
+        QVERIFY2(o.finished, qPrintable(o.log));
+        QVERIFY2(o.ok, qPrintable(o.status + QLatin1Char('\n') + o.log));
+        QVERIFY2(o.log.contains(QLatin1String("without a tuning log")), qPrintable(o.log));
+        QVERIFY2(o.log.contains(QRegularExpression(QStringLiteral(
+                     "Execution time summary:\n mean \\(ms\\) +median \\(ms\\) +max \\(ms\\) +min \\(ms\\) +std \\(ms\\) *\n +[0-9.]+ +[0-9.]+"))),
+                 qPrintable(o.log));
+        QVERIFY2(o.log.contains(QRegularExpression(QStringLiteral(
+                     "check output 0 \\([0-9x]+\\) against the host interpreter: .*\\(ok, tolerance 0.0001\\)"))),
+                 qPrintable(o.log));
+        QVERIFY2(o.status.contains(QRegularExpression(QStringLiteral(
+                     "^Benchmark on this machine: median [0-9]+\\.[0-9]{3} ms, max error [0-9.e+-]+ \\(ok\\)$"))),
+                 qPrintable(o.status));
+        QVERIFY(!s.benchmarking());
+    }
+
+    // Rpc runner: exported, uploaded to the device of the key, run there, checked and timed; the
+    // log gets the device steps and "Execution time on <server> (<key>):" + the summary.
+    void testRpcDevice() {
+        QTemporaryDir dir;
+        TuningSession s;
+        session::TuningJob job = mlpJob(dir.filePath(QStringLiteral("none.json")));
+        job.runner = QStringLiteral("rpc");
+        job.trackerHost = QStringLiteral("127.0.0.1");
+        job.trackerPort = m_tracker->port();
+        job.deviceKey = QString::fromStdString(m_key);
+        const Outcome o = benchmark(s, job);
+        QVERIFY2(o.finished, qPrintable(o.log));
+        QVERIFY2(o.ok, qPrintable(o.status + QLatin1Char('\n') + o.log));
+        QVERIFY2(o.log.contains(QLatin1String("Exported ")), qPrintable(o.log));
+        QVERIFY2(o.log.contains(QRegularExpression(QStringLiteral("Ran on 127\\.0\\.0\\.1:[0-9]+ \\(server:%1\\)").arg(job.deviceKey))),
+                 qPrintable(o.log));
+        QVERIFY2(o.log.contains(QRegularExpression(
+                     QStringLiteral("Execution time on 127\\.0\\.0\\.1:[0-9]+ \\(server:%1\\):\nExecution time summary:\n mean \\(ms\\)")
+                         .arg(job.deviceKey))),
+                 qPrintable(o.log));
+        QVERIFY2(o.status.contains(QRegularExpression(
+                     QStringLiteral("^Benchmark on server:%1 \\(127\\.0\\.0\\.1:[0-9]+\\): median [0-9]+\\.[0-9]{3} ms, max error [0-9.e+-]+ \\(ok\\)$")
+                         .arg(job.deviceKey))),
+                 qPrintable(o.status));
+    }
+
+    // A key no device has: one clear error line, a failed status, and the session runs again.
+    void testRpcNoDevice() {
+        QTemporaryDir dir;
+        TuningSession s;
+        session::TuningJob job = mlpJob(dir.filePath(QStringLiteral("none.json")));
+        job.runner = QStringLiteral("rpc");
+        job.trackerPort = m_tracker->port();
+        job.deviceKey = QStringLiteral("nosuchboard");
+        const Outcome o = benchmark(s, job);
+        QVERIFY2(o.finished, qPrintable(o.log));
+        QVERIFY(!o.ok);
+        QVERIFY2(o.log.contains(QRegularExpression(QStringLiteral("\nerror: [^\n]*nosuchboard"))), qPrintable(o.log));
+        QVERIFY2(o.status.startsWith(QLatin1String("Benchmark failed: ")) && o.status.contains(QLatin1String("nosuchboard")),
+                 qPrintable(o.status));
+        QVERIFY(!s.benchmarking());
+        // A second action is accepted after the failure, and refused while one runs.
+        QSignalSpy lines(&s, &TuningSession::logMessage);
+        QSignalSpy finished(&s, &TuningSession::benchmarkFinished);
+        s.compileAndBenchmark(job);
+        s.compileAndBenchmark(job);
+        QVERIFY(s.benchmarking());
+        bool refused = false;
+        for (const auto& a : lines) refused = refused || a[0].toString() == QLatin1String("A benchmark is already running.");
+        QVERIFY(refused);
+        QDeadlineTimer deadline(kTimeoutMs);
+        while (finished.isEmpty() && !deadline.hasExpired()) finished.wait(1000);
+        QCOMPARE(finished.size(), 1);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSessionBench)
+#include "tst_session_bench.moc"
