@@ -1514,4 +1514,69 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
         <translation>计算 DAG</translation>
     </message>
 </context>
+<context>
+    <name>tb::widgets::MainWindow</name>
+    <message>
+        <source>Compile &amp;&amp; benchmark</source>
+        <translation>编译并测速</translation>
+    </message>
+    <message>
+        <source>Compile the network with the best records of the log and time it: on a device of the key with the rpc runner (outputs checked against the interpreter), else here</source>
+        <translation>用日志中的最佳记录编译网络并计时：使用 rpc 运行器时在该键的设备上运行（输出与解释器对照检查），否则在本机运行</translation>
+    </message>
+    <message>
+        <source>Compiling and benchmarking…</source>
+        <translation>正在编译并测速…</translation>
+    </message>
+</context>
+<context>
+    <name>tb::session::TuningSession</name>
+    <message>
+        <source>A benchmark is already running.</source>
+        <translation>已有一个测速在运行。</translation>
+    </message>
+    <message>
+        <source>Stop the tuning job first: a benchmark beside it would time the tuning too.</source>
+        <translation>请先停止调优任务：与其同时测速会把调优也计入时间。</translation>
+    </message>
+</context>
+<context>
+    <name>tb::session::BenchWorker</name>
+    <message>
+        <source>Benchmark on %1: median %2 ms, max error %3 (%4)</source>
+        <translation>在 %1 上测速：中位数 %2 ms，最大误差 %3（%4）</translation>
+    </message>
+    <message>
+        <source>ok</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <source>FAILED</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>this machine</source>
+        <translation>本机</translation>
+    </message>
+    <message>
+        <source>Compiling %1 (%2) without a tuning log: every group uses its default schedule…</source>
+        <translation>正在编译 %1（%2），没有调优日志：每个组使用默认调度…</translation>
+    </message>
+    <message>
+        <source>Compiling %1 (%2) with the best records of %3…</source>
+        <translation>正在用 %3 中的最佳记录编译 %1（%2）…</translation>
+    </message>
+    <message>
+        <source>Exported %1 kernels for %2</source>
+        <translation>已为 %2 导出 %1 个内核</translation>
+    </message>
+    <message>
+        <source>Benchmark failed: %1</source>
+        <translation>测速失败：%1</translation>
+    </message>
+    <message>
+        <source>Compile and benchmark failed: %1</source>
+        <translation>编译并测速失败：%1</translation>
+    </message>
+</context>
 </TS>

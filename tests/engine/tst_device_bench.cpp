@@ -36,6 +36,7 @@
 #include "engine/runtime/network_executor.h"
 #include "engine/runtime/remote_network.h"
 #include "tests/engine/test_graph_util.h"
+#include "tests/engine/test_network_executor.h"
 #include "tests/engine/test_rpc_util.h"
 
 using namespace tb;
@@ -89,23 +90,6 @@ double errorAgainstInterpreter(const graph::Graph& g, const std::vector<rpc::Nam
     if (r.outputs.size() != ref.size() || r.outputs[0].shape != ref[0].shape) return 1e30;
     return runtime::relativeMaxError(r.outputs[0].data.data(), ref[0].data.data(), ref[0].data.size());
 }
-
-// Serves the network call on this machine with the device server's own function.
-class HostNetworkExecutor final : public rpc::MeasureExecutor {
-public:
-    rpc::RunReply run(const rpc::RunRequest&) override {
-        rpc::RunReply r;
-        r.errorNo = rpc::kErrorNoUnknown;
-        r.errorMsg = "this test server times no kernels";
-        return r;
-    }
-    rpc::CallReply call(const rpc::CallRequest& c) override {
-        if (c.function != rpc::kGraphBenchmarkFunction) return MeasureExecutor::call(c);
-        const rpc::NetworkRunRequest req = rpc::networkRunRequestFromCall(c);
-        return rpc::toCallReply(
-            runtime::runNetworkRequest(req, c.uploads.at(req.lib), c.uploads.at(req.graph), c.uploads.at(req.params), 1));
-    }
-};
 
 // A server of kernels only: the network call gets MeasureExecutor::call's "no function" reply.
 class KernelOnlyExecutor final : public rpc::MeasureExecutor {
@@ -204,7 +188,7 @@ private Q_SLOTS:
         m_oldKey = "kernelsonly" + pid;
         m_boardKey = "rasp4b-64-bench" + pid;
         m_servers.push_back(std::make_unique<rpc::RpcServer>(test::serverOptions(m_tracker->port(), m_hostKey),
-                                                             std::make_shared<HostNetworkExecutor>()));
+                                                             std::make_shared<test::HostNetworkExecutor>()));
         m_servers.push_back(std::make_unique<rpc::RpcServer>(test::serverOptions(m_tracker->port(), m_oldKey),
                                                              std::make_shared<KernelOnlyExecutor>()));
         for (auto& s : m_servers) s->start();

@@ -17,11 +17,10 @@
 #include <thread>
 
 #include "app/session/tuningsession.h"
-#include "engine/rpc/network_call.h"
 #include "engine/rpc/rpc_server.h"
 #include "engine/rpc/tracker.h"
 #include "engine/rpc/tracker_client.h"
-#include "engine/runtime/network_executor.h"
+#include "tests/engine/test_network_executor.h"
 #include "tests/engine/test_rpc_util.h"
 
 using namespace tb;
@@ -30,23 +29,6 @@ using session::TuningSession;
 namespace {
 
 constexpr int kTimeoutMs = 300000;  // generous: the machine is shared with other builds
-
-// Serves the network call on this machine with the device server's own function.
-class HostNetworkExecutor final : public rpc::MeasureExecutor {
-public:
-    rpc::RunReply run(const rpc::RunRequest&) override {
-        rpc::RunReply r;
-        r.errorNo = rpc::kErrorNoUnknown;
-        r.errorMsg = "this test server times no kernels";
-        return r;
-    }
-    rpc::CallReply call(const rpc::CallRequest& c) override {
-        if (c.function != rpc::kGraphBenchmarkFunction) return MeasureExecutor::call(c);
-        const rpc::NetworkRunRequest req = rpc::networkRunRequestFromCall(c);
-        return rpc::toCallReply(
-            runtime::runNetworkRequest(req, c.uploads.at(req.lib), c.uploads.at(req.graph), c.uploads.at(req.params), 1));
-    }
-};
 
 session::TuningJob mlpJob(const QString& logPath) {
     session::TuningJob j;
@@ -116,7 +98,7 @@ private Q_SLOTS:
         m_tracker->start();
         m_key = "winbench" + std::to_string(getpid());
         m_server = std::make_unique<rpc::RpcServer>(test::serverOptions(m_tracker->port(), m_key),
-                                                    std::make_shared<HostNetworkExecutor>());
+                                                    std::make_shared<test::HostNetworkExecutor>());
         m_server->start();
         QVERIFY(waitForFree(m_key, 30));
     }

@@ -713,6 +713,7 @@ private Q_SLOTS:
         QCOMPARE(w.taskModel()->headerData(models::TaskTableModel::LatencyColumn, Qt::Horizontal).toString(),
                  QStringLiteral("延迟 (ms)"));
         QCOMPARE(w.startButton()->text(), QStringLiteral("开始"));
+        QCOMPARE(w.benchButton()->text(), QStringLiteral("编译并测速"));
         QTRY_COMPARE(w.fleetPanel()->startButton()->text(), QStringLiteral("启动设备集群"));  // on LanguageChange
         QVERIFY(findAction(w.menuBar(), QStringLiteral("退出(&Q)")));
         QAction* en = findAction(w.menuBar(), QStringLiteral("English"));
@@ -1324,6 +1325,34 @@ private Q_SLOTS:
         for (int r = 0; r < w.taskModel()->rowCount(); ++r)
             QVERIFY(!w.taskModel()->data(w.taskModel()->index(r, models::TaskTableModel::IdColumn)).toString().contains(QStringLiteral("▶")));
         QVERIFY2(w.statusText().contains(QStringLiteral("paused")), qPrintable(w.statusText()));
+    }
+
+    // Issue 21, "the same from the window": Compile && benchmark of the current job (mlp, local
+    // runner, no log yet) runs off the GUI thread, streams the compile report and TVM's Execution
+    // time summary into the engine log and ends with a one-line result in the status bar.
+    void testCompileAndBenchmarkButton() {
+        QTemporaryDir dir;
+        session::TuningSession s;
+        widgets::MainWindow w(&s, nullptr);
+        w.setJob(mlpJob(dir.filePath(QStringLiteral("bench.json")), 8, 8));
+        QVERIFY(w.benchButton()->isEnabled());
+        QSignalSpy finished(&s, &session::TuningSession::benchmarkFinished);
+        QTest::mouseClick(w.benchButton(), Qt::LeftButton);
+        QVERIFY(s.benchmarking());
+        QVERIFY(!w.benchButton()->isEnabled());
+        QVERIFY(!w.startButton()->isEnabled());
+        QCOMPARE(w.statusText(), QStringLiteral("Compiling and benchmarking…"));
+        QVERIFY(waitFor(finished));
+        QVERIFY2(finished[0][1].toBool(), qPrintable(finished[0][0].toString()));
+        const QString log = w.engineLog()->toPlainText();
+        QVERIFY2(log.contains(QRegularExpression(QStringLiteral("Execution time summary:\\n mean \\(ms\\) +median \\(ms\\)"))),
+                 qPrintable(log));
+        QVERIFY2(log.contains(QStringLiteral("against the host interpreter")), qPrintable(log));
+        QVERIFY2(w.statusText().contains(QRegularExpression(
+                     QStringLiteral("^Benchmark on this machine: median [0-9.]+ ms, max error \\S+ \\(ok\\)$"))),
+                 qPrintable(w.statusText()));
+        QVERIFY(w.benchButton()->isEnabled());
+        QVERIFY(w.startButton()->isEnabled());
     }
 
     // Issue 16.1: choosing an ONNX model with dynamic inputs (PP-OCR rec declares x [?, 3, 48, ?])
