@@ -1536,6 +1536,10 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
         <translation>已有一个测速在运行。</translation>
     </message>
     <message>
+        <source>A benchmark is running: tune when it has finished.</source>
+        <translation>正在测速：请在其结束后再调优。</translation>
+    </message>
+    <message>
         <source>Stop the tuning job first: a benchmark beside it would time the tuning too.</source>
         <translation>请先停止调优任务：与其同时测速会把调优也计入时间。</translation>
     </message>

@@ -120,6 +120,10 @@ void TuningSession::start(const TuningJob& job) {
         Q_EMIT logMessage(tr("A job is already running: stop it first."));
         return;
     }
+    if (m_benchThread) {
+        Q_EMIT logMessage(tr("A benchmark is running: tune when it has finished."));
+        return;
+    }
     ensureWorker();
     const quint64 id = ++m_jobId;
     setWorkerFlags(false, false, false);

@@ -175,10 +175,14 @@ private Q_SLOTS:
         QSignalSpy finished(&s, &TuningSession::benchmarkFinished);
         s.compileAndBenchmark(job);
         s.compileAndBenchmark(job);
+        s.start(job);  // no tuning beside a benchmark
         QVERIFY(s.benchmarking());
-        bool refused = false;
-        for (const auto& a : lines) refused = refused || a[0].toString() == QLatin1String("A benchmark is already running.");
-        QVERIFY(refused);
+        QCOMPARE(s.state(), TuningSession::State::Idle);
+        QStringList said;
+        for (const auto& a : lines) said << a[0].toString();
+        QVERIFY2(said.contains(QLatin1String("A benchmark is already running.")), qPrintable(said.join(QLatin1Char('\n'))));
+        QVERIFY2(said.contains(QLatin1String("A benchmark is running: tune when it has finished.")),
+                 qPrintable(said.join(QLatin1Char('\n'))));
         QDeadlineTimer deadline(kTimeoutMs);
         while (finished.isEmpty() && !deadline.hasExpired()) finished.wait(1000);
         QCOMPARE(finished.size(), 1);
