@@ -180,6 +180,15 @@ private Q_SLOTS:
                                      "'nothing', which no input, initializer or earlier node defines"));
     }
 
+    void testWindowAttributesOfWrongArity() {
+        // fuzz_onnx's find: a ConvTranspose with one stride value (and output_shape) read strides[1]
+        // past the end (ASan heap-buffer-overflow). Every 2-D window attribute is now checked.
+        const std::string path = "tests/fuzz/regressions/onnx/conv-transpose-one-stride-value";
+        const QString msg = userError([&] { importOnnx(path); });
+        QVERIFY2(msg.contains(QStringLiteral("attribute 'strides' must have 2 values for a 2-D window, got 1")),
+                 qPrintable(msg));
+    }
+
     void testUnsupportedOperatorInRealModel() {
         const std::string path = "/usr/share/libonnx-testdata/data/node/test_nllloss_NCd1_expanded/model.onnx";
         const QString msg = userError([&] { importOnnx(path); });

@@ -19,6 +19,15 @@ NodeId clipNode(Importer& im, const NP& n, NodeId x, double lo, double hi, const
     return im.op(n, "clip", {x}, a, suffix);
 }
 
+/// A per-spatial-axis attribute of a 2-D window op (strides, dilations, output_padding): exactly two
+/// values, each at least `minValue`; a UserError naming the attribute otherwise.
+Shape attrPair(Importer& im, const NP& n, const char* name, const Shape& def, int64_t minValue) {
+    Shape v = im.attrInts(n, name, def);
+    TB_USER_CHECK(v.size() == 2) << "attribute '" << name << "' must have 2 values for a 2-D window, got " << v.size();
+    for (int64_t x : v) TB_USER_CHECK(x >= minValue) << "attribute '" << name << "' must be >= " << minValue << ", got " << x;
+    return v;
+}
+
 /// Spatial padding [top, left, bottom, right] of a 2-D window op from ONNX pads / auto_pad.
 std::vector<int64_t> windowPads(Importer& im, const NP& n, const Shape& inHW, const Shape& kernel, const Shape& strides,
                                 const Shape& dilations, bool ceilMode = false) {
@@ -64,8 +73,8 @@ void convertConv(Importer& im, const NP& n) {
     requireRank4(xs, "convolution");
     TB_USER_CHECK(ws.size() == 4) << "weight must be 4-D OIHW, got " << shapeStr(ws);
     const int64_t groups = im.attrInt(n, "group", 1);
-    Shape strides = im.attrInts(n, "strides", {1, 1});
-    Shape dil = im.attrInts(n, "dilations", {1, 1});
+    Shape strides = attrPair(im, n, "strides", {1, 1}, 1);
+    Shape dil = attrPair(im, n, "dilations", {1, 1}, 1);
     Shape kernel = {ws[2], ws[3]};
     auto pads = windowPads(im, n, {xs[2], xs[3]}, kernel, strides, dil);
     Attrs a;
@@ -88,12 +97,15 @@ void convertConvTranspose(Importer& im, const NP& n) {
     requireRank4(xs, "transposed convolution");
     TB_USER_CHECK(ws.size() == 4) << "weight must be 4-D IOHW, got " << shapeStr(ws);
     const int64_t groups = im.attrInt(n, "group", 1);
-    Shape strides = im.attrInts(n, "strides", {1, 1});
-    Shape dil = im.attrInts(n, "dilations", {1, 1});
-    Shape opad = im.attrInts(n, "output_padding", {0, 0});
+    Shape strides = attrPair(im, n, "strides", {1, 1}, 1);
+    Shape dil = attrPair(im, n, "dilations", {1, 1}, 1);
+    Shape opad = attrPair(im, n, "output_padding", {0, 0}, 0);
     Shape kernel = {ws[2], ws[3]};
     std::vector<int64_t> pads = im.attrInts(n, "pads", {0, 0, 0, 0});
+    TB_USER_CHECK(pads.size() == 4) << "expects 4 pads for a 2-D window, got " << pads.size();
     Shape outShape = im.attrInts(n, "output_shape");
+    TB_USER_CHECK(outShape.empty() || outShape.size() >= 2)
+        << "attribute 'output_shape' must give at least the 2 spatial sizes, got " << outShape.size();
     std::string autoPad = im.attrString(n, "auto_pad", "NOTSET");
     if (!outShape.empty() || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
         if (outShape.size() > 2) outShape = Shape(outShape.end() - 2, outShape.end());
@@ -221,10 +233,9 @@ void convertPool(Importer& im, const NP& n, bool isMax) {
     requireRank4(xs, isMax ? "MaxPool" : "AveragePool");
     TB_USER_CHECK(n.output_size() < 2 || n.output(1).empty()) << "the Indices output of MaxPool is not supported";
     TB_USER_CHECK(im.attrInt(n, "storage_order", 0) == 0) << "storage_order=1 is not supported";
-    Shape kernel = im.attrInts(n, "kernel_shape");
-    TB_USER_CHECK(kernel.size() == 2) << "kernel_shape must have 2 values";
-    Shape strides = im.attrInts(n, "strides", {1, 1});
-    Shape dil = im.attrInts(n, "dilations", {1, 1});
+    Shape kernel = attrPair(im, n, "kernel_shape", {}, 1);
+    Shape strides = attrPair(im, n, "strides", {1, 1}, 1);
+    Shape dil = attrPair(im, n, "dilations", {1, 1}, 1);
     const bool ceil = im.attrInt(n, "ceil_mode", 0) != 0;
     auto pads = windowPads(im, n, {xs[2], xs[3]}, kernel, strides, dil, ceil);
     Attrs a;
