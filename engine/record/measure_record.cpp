@@ -150,7 +150,10 @@ std::string MeasureRecord::toLine() const {
     out += ", ";
     out += formatDoubleTvm(std::isfinite(allCost) ? allCost : 1e10);
     out += ", ";
-    out += std::to_string(std::isfinite(timestamp) ? static_cast<long long>(timestamp) : 0LL);
+    // A timestamp that no long long holds (a hostile or corrupt line: NaN, 1e28) is written as 0,
+    // as a non-finite one always was; casting it would be undefined behaviour.
+    const bool representable = std::isfinite(timestamp) && std::fabs(timestamp) < 9.2e18;
+    out += std::to_string(representable ? static_cast<long long>(timestamp) : 0LL);
     out += ']';
     if (hasVersion) {
         out += ", \"v\": ";

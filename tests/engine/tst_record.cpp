@@ -315,6 +315,20 @@ private Q_SLOTS:
                  std::string(kNewRecordLine));
     }
 
+    // fuzz_record's find: a timestamp no long long holds (1e28, kept as
+    // tests/fuzz/regressions/record/timestamp-outside-int64) was cast to long long when the record
+    // was written back (UBSan: outside the range of representable values). It is written as 0, as a
+    // non-finite one is; ordinary timestamps keep their integer part.
+    void testUnrepresentableTimestampWritesZero() {
+        MeasureRecord r = MeasureRecord::fromLine(std::string(kNewRecordLine));
+        for (double ts : {1.63038e28, -1e19, std::numeric_limits<double>::quiet_NaN()}) {
+            r.timestamp = ts;
+            QCOMPARE(nlohmann::json::parse(r.toLine())["r"][3].get<long long>(), 0LL);
+        }
+        r.timestamp = 1700000000.9;
+        QCOMPARE(nlohmann::json::parse(r.toLine())["r"][3].get<long long>(), 1700000000LL);
+    }
+
     // Bad lines are data: numbered, with a reason, never fatal for the file.
     void testBadLines() {
         const QList<QByteArray> good = fileLines(dataPath("ansor", "tvm_ci_matmul.json"));
