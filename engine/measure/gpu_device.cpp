@@ -89,23 +89,6 @@ GpuMeasureResult gpuMeasureResultFromJson(const Json& j) {
     return r;
 }
 
-Json toJson(const GpuCheck& c) {
-    return {{"inputs", c.inputs}, {"expected", c.expected}, {"rtol", c.rtol}, {"atol", c.atol}};
-}
-
-GpuCheck gpuCheckFromJson(const Json& j) {
-    GpuCheck c;
-    try {
-        j.at("inputs").get_to(c.inputs);
-        j.at("expected").get_to(c.expected);
-        j.at("rtol").get_to(c.rtol);
-        j.at("atol").get_to(c.atol);
-    } catch (const Json::exception& e) {
-        throw std::invalid_argument(std::string("GPU check: ") + e.what());
-    }
-    return c;
-}
-
 int gpuDeviceCount(GpuApi api) { return api == GpuApi::CUDA ? detail::cudaDeviceCount() : detail::openclDeviceCount(); }
 
 std::unique_ptr<GpuDevice> openGpuDevice(GpuApi api, int index) {

@@ -49,6 +49,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "engine/codegen/gpu_module.h"
+#include "engine/measure/check_blob.h"
 
 namespace tb::gpu {
 
@@ -140,15 +141,11 @@ int gpuDeviceCount(GpuApi api);
 /// (COMPILE_DEVICE) when the runtime library is missing or there is no such device.
 std::unique_ptr<GpuDevice> openGpuDevice(GpuApi api, int index = 0);
 
-/// Optional correctness check (the same meaning as measure.h CheckSpec, per argument buffer):
-/// `inputs[i]` fills argument i (else random in [-1, 1) from the seed); after the warm-up run
-/// every non-empty `expected[i]` is compared with |got - want| <= atol + rtol * |want|.
-struct GpuCheck {
-    std::vector<std::vector<float>> inputs;
-    std::vector<std::vector<float>> expected;
-    double rtol = 1e-4;
-    double atol = 1e-5;
-};
+/// Optional correctness check: measure::CheckSpec (check_blob.h), per argument buffer: `inputs[i]`
+/// fills argument i (else random in [-1, 1) from the seed); after the warm-up run every non-empty
+/// `expected[i]` is compared with |got - want| <= atol + rtol * |want|. It reaches a device server
+/// as a check blob.
+using GpuCheck = measure::CheckSpec;
 
 /// TVM time-evaluator parameters plus what to return.
 struct GpuMeasureOptions {
@@ -168,8 +165,6 @@ struct GpuMeasureResult {
 };
 nlohmann::json toJson(const GpuMeasureResult& r);
 GpuMeasureResult gpuMeasureResultFromJson(const nlohmann::json& j);
-nlohmann::json toJson(const GpuCheck& c);
-GpuCheck gpuCheckFromJson(const nlohmann::json& j);
 
 /// Loads `module` on `device`, fills the arguments, makes the warm-up run, checks, times (file
 /// comment). Never throws for a candidate's failure: GpuErrors become the result's error.
