@@ -2,7 +2,9 @@
 // `tunebench-cli rpc-server`: a measurement device that registers with a tracker under --key,
 // like `python -m tvm.exec.rpc_server --tracker HOST:PORT --key KEY`. Runs until SIGINT/SIGTERM.
 // Uploaded objects are timed in the sandbox worker of engine/measure (SandboxExecutor): a
-// candidate that crashes or hangs costs one error record, never the server.
+// candidate that crashes or hangs costs one error record, never the server. With --device opencl or
+// cuda the server measures GPU modules on a GPU of this machine instead (GpuExecutor, the same
+// executor as tools/gpu's light tunebench-gpu-server) and answers the device-attribute call.
 #include <QCommandLineParser>
 
 #include <cstdio>
@@ -10,6 +12,7 @@
 #include <tuple>
 
 #include "app/cli/commands.h"
+#include "engine/measure/gpu_executor.h"
 #include "engine/measure/sandbox_executor.h"
 #include "engine/rpc/rpc_server.h"
 #include "engine/support/error.h"
@@ -36,6 +39,12 @@ int runRpcServer(const QStringList& args) {
                  QStringLiteral("addr")});
     p.addOption({QStringLiteral("num-threads"), QStringLiteral("Threads of the measure worker (default: all cores)."),
                  QStringLiteral("n"), QStringLiteral("0")});
+    p.addOption({QStringLiteral("device"),
+                 QStringLiteral("What this server measures: cpu (objects in the sandbox worker, default), opencl or cuda "
+                                "(GPU modules on a GPU of this machine)."),
+                 QStringLiteral("kind"), QStringLiteral("cpu")});
+    p.addOption({QStringLiteral("device-index"), QStringLiteral("Which GPU of that kind (default 0)."), QStringLiteral("n"),
+                 QStringLiteral("0")});
     p.addOption({QStringLiteral("work-dir"), QStringLiteral("Directory for uploaded modules (default $TMPDIR or /tmp)."),
                  QStringLiteral("dir")});
     p.process(args);
@@ -53,11 +62,25 @@ int runRpcServer(const QStringList& args) {
     if (p.isSet(QStringLiteral("work-dir"))) o.workDir = p.value(QStringLiteral("work-dir")).toStdString();
     o.log = logLine;
 
-    measure::SandboxExecutorOptions eo;
-    bool okThreads = false;
-    eo.numThreads = p.value(QStringLiteral("num-threads")).toInt(&okThreads);
-    TB_USER_CHECK(okThreads && eo.numThreads >= 0) << "--num-threads must be an integer >= 0";
-    auto executor = std::make_shared<measure::SandboxExecutor>(eo);  // UserError when tunebench-worker is missing
+    const std::string device = p.value(QStringLiteral("device")).toStdString();
+    std::shared_ptr<rpc::MeasureExecutor> executor;
+    if (device == "cpu") {
+        measure::SandboxExecutorOptions eo;
+        bool okThreads = false;
+        eo.numThreads = p.value(QStringLiteral("num-threads")).toInt(&okThreads);
+        TB_USER_CHECK(okThreads && eo.numThreads >= 0) << "--num-threads must be an integer >= 0";
+        executor = std::make_shared<measure::SandboxExecutor>(eo);  // UserError when tunebench-worker is missing
+    } else {
+        TB_USER_CHECK(device == "opencl" || device == "cuda") << "--device must be cpu, opencl or cuda, not '" << device << "'";
+        bool okIndex = false;
+        const int index = p.value(QStringLiteral("device-index")).toInt(&okIndex);
+        TB_USER_CHECK(okIndex && index >= 0) << "--device-index must be an integer >= 0";
+        try {
+            executor = std::make_shared<measure::GpuExecutor>(gpu::parseGpuApi(device), index);
+        } catch (const gpu::GpuError& e) {
+            TB_USER_ERROR() << device << " device " << index << ": " << e.what();
+        }
+    }
 
     const StopSignals signals;  // before the server's threads start
     rpc::RpcServer server(o, executor);

@@ -57,7 +57,9 @@ std::vector<BuildResult> LocalBuilder::build(const std::vector<MeasureInput>& in
                 const auto s = clock::now();
                 const double startTime = nowTimestamp();
                 try {
-                    if (in.prebuilt) {
+                    if (in.gpuModule) {
+                        r.gpuModule = in.gpuModule;  // GPU source is compiled on the device
+                    } else if (in.prebuilt) {
                         r.kernel = in.prebuilt;
                     } else if (in.func) {
                         r.kernel = codegen::compileCached(*in.func, target, opts);
@@ -67,6 +69,7 @@ std::vector<BuildResult> LocalBuilder::build(const std::vector<MeasureInput>& in
                     }
                 } catch (const std::exception& e) {
                     r.kernel.reset();
+                    r.gpuModule.reset();
                     r.errorNo = MeasureErrorNo::CompileHost;
                     r.errorMsg = e.what();
                 }

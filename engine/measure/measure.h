@@ -5,8 +5,8 @@
 /// builder/runner interfaces (TVM `auto_scheduler/measure.h` + `python/.../measure.py`,
 /// REFERENCE-TVM §4).
 ///
-/// A candidate is a lowered function (lower/loop_ir.h) or an already compiled kernel (object bytes +
-/// argument sizes); the search layer hands a batch of `MeasureInput`s to a `ProgramBuilder`
+/// A candidate is a lowered function (lower/loop_ir.h), an already compiled kernel (object bytes +
+/// argument sizes) or a GPU module (source + launches, codegen/gpu_module.h: compiled on the device); the search layer hands a batch of `MeasureInput`s to a `ProgramBuilder`
 /// (compiles in parallel: builder.h) and the results to a `ProgramRunner` (times them: a sandboxed
 /// worker process for LocalRunner, local_runner.h; an RPC device later). The search never needs to
 /// know LLVM: it only sees these value types.
@@ -26,8 +26,10 @@
 #include <vector>
 
 #include "engine/codegen/codegen_llvm.h"
+#include "engine/codegen/gpu_module.h"
 #include "engine/codegen/target.h"
 #include "engine/lower/loop_ir.h"
+#include "engine/measure/check_blob.h"
 #include "engine/support/hardware_params.h"
 
 namespace tb::measure {
@@ -50,22 +52,16 @@ const char* errorName(MeasureErrorNo e);
 /// The cost assigned to failed measurements (TVM's MAX_FLOAT = 1e10 seconds).
 inline constexpr double kMaxFloat = 1e10;
 
-/// Optional correctness check of a candidate. Argument contents are `inputs[i]` when given (size =
-/// the argument's element count) and random otherwise; after the first (warm-up) call, every
-/// non-empty `expected[i]` is compared elementwise with |got - want| <= atol + rtol * |want|.
-struct CheckSpec {
-    std::vector<std::vector<float>> inputs;    ///< per argument; empty vector = random fill
-    std::vector<std::vector<float>> expected;  ///< per argument; empty vector = not checked
-    double rtol = 1e-4;
-    double atol = 1e-5;
-};
-
 /// One candidate to build and run.
 struct MeasureInput {
     /// The program to compile (null when `prebuilt` is set).
     std::shared_ptr<const lower::LoweredFunc> func;
     /// An already compiled kernel (the builder passes it through).
     std::shared_ptr<const codegen::CompiledKernel> prebuilt;
+    /// A GPU candidate ready to run (OpenCL C or CUDA C source plus its launches: gpu_module.h).
+    /// The builder passes it through to BuildResult::gpuModule; GpuLocalRunner (gpu_runner.h) and
+    /// an RpcRunner whose devices are GPU servers run it. `func` and `prebuilt` are then null.
+    std::shared_ptr<const codegen::GpuModule> gpuModule;
     /// Optional correctness check (the runner then restarts the worker after a wrong answer).
     std::shared_ptr<const CheckSpec> check;
     /// Opaque identification for logs and records: the workload key and the state's text.
@@ -75,7 +71,9 @@ struct MeasureInput {
 
 /// The builder's output for one input (TVM BuildResult).
 struct BuildResult {
-    std::shared_ptr<const codegen::CompiledKernel> kernel;  ///< null on error
+    std::shared_ptr<const codegen::CompiledKernel> kernel;  ///< null on error and for GPU candidates
+    /// A GPU candidate's module (MeasureInput::gpuModule); null on error and for CPU candidates.
+    std::shared_ptr<const codegen::GpuModule> gpuModule;
     MeasureErrorNo errorNo = MeasureErrorNo::NoError;
     std::string errorMsg;
     double timeCost = 0;  ///< build wall time (s)

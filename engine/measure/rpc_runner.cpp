@@ -203,7 +203,7 @@ std::vector<MeasureResult> RpcRunner::run(const std::vector<MeasureInput>& input
     }
     for (size_t i = 0; i < inputs.size(); ++i) {
         const BuildResult& br = builds[i];
-        if (br.errorNo != MeasureErrorNo::NoError || !br.kernel) {
+        if (br.errorNo != MeasureErrorNo::NoError || (!br.kernel && !br.gpuModule)) {
             results[i] =
                 failure(br.errorNo == MeasureErrorNo::NoError ? MeasureErrorNo::CompileHost : br.errorNo, br.errorMsg);
             results[i].allCost = br.timeCost;
@@ -383,7 +383,6 @@ void RpcRunner::worker(Batch& b) {
         }
         const BuildResult& br = (*b.builds)[i];
         const MeasureInput& in = (*b.inputs)[i];
-        const codegen::CompiledKernel& k = *br.kernel;
         const auto t0 = Clock::now();
         const double uploadStart = nowTimestamp();
         double runStart = 0;  // set once the run began
@@ -392,12 +391,18 @@ void RpcRunner::worker(Batch& b) {
         step(MeasureEvent::Kind::Started, MeasureEvent::Phase::Upload, int(i), uploadStart);
 
         try {
-            // 1. The module for the device.
-            const LinkMode mode =
-                o.link == LinkMode::Auto ? (k.runsOnHost ? LinkMode::Object : LinkMode::SharedLibrary) : o.link;
+            // 1. The module for the device: a GPU module's JSON wire form, or the kernel's object
+            // (linked into a shared library for a board).
             std::vector<uint8_t> linked;
             std::string name = "b" + std::to_string(b.id) + "_c" + std::to_string(i);
-            if (mode == LinkMode::SharedLibrary) {
+            const LinkMode mode = br.gpuModule        ? LinkMode::Object
+                                  : o.link == LinkMode::Auto ? (br.kernel->runsOnHost ? LinkMode::Object : LinkMode::SharedLibrary)
+                                                             : o.link;
+            if (br.gpuModule) {
+                name += ".gpu.json";
+                const std::string text = codegen::toJson(*br.gpuModule).dump();
+                linked.assign(text.begin(), text.end());
+            } else if (mode == LinkMode::SharedLibrary) {
                 name += ".so";
                 const auto l0 = Clock::now();
                 try {
@@ -407,7 +412,7 @@ void RpcRunner::worker(Batch& b) {
                         if (m_shared->linker.empty()) m_shared->linker = findLinker(o.linker);
                         linker = m_shared->linker;
                     }
-                    linked = linkSharedLibrary(k.object, linker);
+                    linked = linkSharedLibrary(br.kernel->object, linker);
                 } catch (const UserError& e) {
                     r = failure(MeasureErrorNo::CompileHost, e.what());
                     haveResult = true;
@@ -417,7 +422,7 @@ void RpcRunner::worker(Batch& b) {
             } else {
                 name += ".o";
             }
-            const std::vector<uint8_t>& blob = mode == LinkMode::SharedLibrary ? linked : k.object;
+            const std::vector<uint8_t>& blob = br.gpuModule || mode == LinkMode::SharedLibrary ? linked : br.kernel->object;
 
             // 2. Upload (the module, then its check blob).
             if (!haveResult) {
@@ -438,13 +443,18 @@ void RpcRunner::worker(Batch& b) {
             if (!haveResult) {
                 rpc::RunRequest req;
                 req.module = name;
-                req.function = k.name;
+                req.function = br.gpuModule ? std::string() : br.kernel->name;
                 req.number = o.number;
                 req.repeat = o.repeat;
                 req.minRepeatMs = int(std::lround(o.minRepeatMs));
                 req.enableCpuCacheFlush = o.enableCpuCacheFlush;
                 req.timeoutSec = o.timeoutS;
-                for (int64_t n : k.argElements) req.args.push_back(rpc::ArgSpec{{n}, "float32"});
+                if (br.gpuModule) {
+                    for (int a = 0; a < br.gpuModule->numArgs; ++a)
+                        req.args.push_back(rpc::ArgSpec{{br.gpuModule->bufferElements[size_t(a)]}, "float32"});
+                } else {
+                    for (int64_t n : br.kernel->argElements) req.args.push_back(rpc::ArgSpec{{n}, "float32"});
+                }
                 {
                     std::lock_guard<std::mutex> lock(m_shared->mu);
                     ++m_shared->stats.candidates;
@@ -513,8 +523,8 @@ void RpcRunner::worker(Batch& b) {
 }
 
 std::unique_ptr<ProgramRunner> makeRpcRunner(const RpcRunnerOptions& options) {
-    TB_USER_CHECK(options.target.kind == "llvm")
-        << "the RPC runner measures llvm (CPU) targets, not '" << options.target.kind << "'";
+    TB_USER_CHECK(options.target.kind == "llvm" || options.target.kind == "opencl" || options.target.kind == "cuda")
+        << "the RPC runner measures llvm (CPU), opencl and cuda targets, not '" << options.target.kind << "'";
     return std::make_unique<RpcRunner>(options);
 }
 

@@ -38,6 +38,11 @@
 /// a crash, WRONG_ANSWER, RUN_TIMEOUT when the device killed a hung candidate, ...). Failed results
 /// carry the cost kMaxFloat. `allCost` = build time + preparation + upload + run (seconds).
 ///
+/// GPU candidates (BuildResult::gpuModule set, MeasureInput::gpuModule): the module's JSON wire form
+/// (codegen::toJson) is uploaded as `<name>.gpu.json` with its check blob, and the run request
+/// names no function; the device must be a GPU device server (gpu_executor.h: tools/gpu's
+/// tunebench-gpu-server, `tunebench-cli rpc-server --device opencl|cuda`). Linking does not apply.
+///
 /// Module preparation ("link for the device", `link`):
 ///  - Object: the relocatable object from codegen, as is. `tunebench-cli rpc-server` (a host
 ///    server: sandbox_executor.h) loads objects in its sandbox.
@@ -103,7 +108,7 @@ struct RpcRunnerOptions {
     bool enableCpuCacheFlush = false;  ///< flush every argument but the first before each repeat
     // ---- module preparation ----
     /// The target candidates are compiled for (informational: messages, and makeRpcRunner checks
-    /// it is an llvm target). The link mode follows each kernel's own target (see LinkMode::Auto).
+    /// it is an llvm, opencl or cuda target). The link mode follows each kernel's own target (see LinkMode::Auto).
     codegen::Target target;
     LinkMode link = LinkMode::Auto;
     /// ld.lld to use; empty: `ld.lld`, `ld.lld-16`, /usr/lib/llvm-16/bin/ld.lld (first found).

@@ -23,12 +23,7 @@
 /// Error numbers come back unchanged from LocalRunner (RUNTIME_DEVICE for a crash or a damaged
 /// canary, RUN_TIMEOUT when the worker had to be killed, ...).
 ///
-/// Check blob format (little-endian; decoded also by the AArch64 device server in tools/arm/):
-/// ```
-///   "TBCK" | u32 version = 1 | f64 rtol | f64 atol
-///   u32 nInputs   | nInputs   x (u64 count | count x f32)   (count 0 = random fill)
-///   u32 nExpected | nExpected x (u64 count | count x f32)   (count 0 = not checked)
-/// ```
+/// The check blob's format and codec: check_blob.h.
 
 #include <cstdint>
 #include <memory>
@@ -41,14 +36,6 @@
 #include "engine/rpc/measure_executor.h"
 
 namespace tb::measure {
-
-/// Suffix of the check blob uploaded next to a module: `<module>.check`.
-inline constexpr std::string_view kCheckBlobSuffix = ".check";
-
-/// Encodes a CheckSpec in the check blob format (file comment).
-std::string encodeCheckBlob(const CheckSpec& check);
-/// Decodes a check blob. Throws tb::UserError naming the problem for a truncated or malformed blob.
-CheckSpec decodeCheckBlob(std::string_view blob);
 
 struct SandboxExecutorOptions {
     /// Worker executable; empty: as RunnerOptions::workerPath (TB_WORKER_PATH, the built one, or

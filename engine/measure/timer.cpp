@@ -19,19 +19,32 @@ std::vector<double> timeEvaluate(const std::function<void()>& f, const TimerOpti
     using clock = std::chrono::steady_clock;
     TB_CHECK(o.number >= 1 && o.repeat >= 1) << "timer needs number >= 1 and repeat >= 1";
     if (!o.skipWarmup) f();
+    return timeEvaluateRounds(
+        [&](int number) {
+            const auto t0 = clock::now();
+            for (int k = 0; k < number; ++k) f();
+            return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+        },
+        o, preprocess);
+}
+
+std::vector<double> timeEvaluateRounds(const std::function<double(int number)>& timedRound, const TimerOptions& o,
+                                       const std::function<void()>& preprocess) {
+    TB_CHECK(o.number >= 1 && o.repeat >= 1) << "timer needs number >= 1 and repeat >= 1";
     std::vector<double> out;
     int number = o.number;
     for (int i = 0; i < o.repeat; ++i) {
         if (preprocess) preprocess();
         double durationMs = 0;
+        bool timed = false;
         do {
-            if (durationMs > 0.0) {
-                const double goldenRatio = 1.618;
+            const double goldenRatio = 1.618;
+            if (durationMs > 0.0)
                 number = static_cast<int>(std::max(o.minRepeatMs / (durationMs / number) + 1, number * goldenRatio));
-            }
-            const auto t0 = clock::now();
-            for (int k = 0; k < number; ++k) f();
-            durationMs = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+            else if (timed)  // a clock that read 0 (a coarse device timer): grow anyway
+                number = static_cast<int>(number * goldenRatio) + 1;
+            durationMs = timedRound(number);
+            timed = true;
         } while (durationMs < o.minRepeatMs);
         out.push_back(durationMs / 1e3 / number);
         if (o.cooldownIntervalMs > 0 && o.repeatsToCooldown > 0 && i % o.repeatsToCooldown == 0)

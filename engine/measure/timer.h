@@ -32,6 +32,12 @@ struct TimerOptions {
 std::vector<double> timeEvaluate(const std::function<void()>& f, const TimerOptions& options,
                                  const std::function<void()>& preprocess = {});
 
+/// The same rounds with the caller's clock: `timedRound(number)` makes `number` calls and returns
+/// their duration in milliseconds (device events on a GPU: gpu_device.h). The warm-up call is the
+/// caller's (skipWarmup is ignored). Returns `repeat` per-call times in seconds.
+std::vector<double> timeEvaluateRounds(const std::function<double(int number)>& timedRound,
+                                       const TimerOptions& options, const std::function<void()>& preprocess = {});
+
 /// Evict [data, data + bytes) from every CPU cache level (clflush per 64-byte line on x86-64,
 /// `dc civac` on AArch64), as TVM's cache_flush_cpu_non_first_arg does for each argument.
 void flushCache(const void* data, size_t bytes);

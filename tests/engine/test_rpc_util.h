@@ -2,11 +2,15 @@
 #pragma once
 /// \file test_rpc_util.h
 /// \brief Helpers shared by the RPC tests (header only; links nothing beyond tb::rpc): the
-/// options of an RpcServer that the tests start beside an in-process tracker on the loopback.
+/// options of an RpcServer that the tests start beside an in-process tracker on the loopback, and
+/// waiting until a fleet has registered.
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "engine/rpc/rpc_server.h"
+#include "engine/rpc/tracker_client.h"
 
 namespace tb::test {
 
@@ -24,6 +28,25 @@ inline rpc::RpcServerOptions serverOptions(int trackerPort, const std::string& k
     o.unmatchTimeoutMs = 200;
     o.trackerRetryPeriodMs = 100;
     return o;
+}
+
+// Polls until `n` servers of `key` are listed and each has a free resource (bounded: 30 s).
+inline bool waitForServers(int trackerPort, const std::string& key, int n) {
+    for (int i = 0; i < 300; ++i) {
+        try {
+            rpc::ConnectOptions co;
+            co.retryTimeoutMs = 0;
+            auto t = rpc::TrackerSession::connect("127.0.0.1", trackerPort, co);
+            const auto s = t.summary();
+            int listed = 0;
+            for (const auto& srv : s.servers) listed += srv.key == "server:" + key;
+            const auto* q = s.queue(key);
+            if (listed == n && q && q->free == n) return true;
+        } catch (const rpc::RpcError&) {
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
 }
 
 }  // namespace tb::test

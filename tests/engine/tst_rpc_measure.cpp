@@ -134,25 +134,6 @@ int countServers(int trackerPort, const std::string& key) {
     }
 }
 
-// Polls until `n` servers of `key` are listed and each has a free resource (bounded: 30 s).
-bool waitForServers(int trackerPort, const std::string& key, int n) {
-    for (int i = 0; i < 300; ++i) {
-        try {
-            rpc::ConnectOptions co;
-            co.retryTimeoutMs = 0;
-            auto t = rpc::TrackerSession::connect("127.0.0.1", trackerPort, co);
-            const auto s = t.summary();
-            int listed = 0;
-            for (const auto& srv : s.servers) listed += srv.key == "server:" + key;
-            const auto* q = s.queue(key);
-            if (listed == n && q && q->free == n) return true;
-        } catch (const rpc::RpcError&) {
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return false;
-}
-
 std::string describe(const measure::MeasureResult& r) {
     return std::string(measure::errorName(r.errorNo)) + ": " + r.errorMsg;
 }

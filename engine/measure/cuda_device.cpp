@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CUDA backend of gpu_device.h: the driver API (libcuda.so.1) and NVRTC (libnvrtc.so), both
+// dlopen()ed at run time. The few prototypes used are declared here (CUDA's ABI is stable: the _v2
+// entry points are the ones cuda.h has mapped its names to since CUDA 4), so no CUDA header or
+// toolkit is needed to build. Attribute answers follow TVM's src/runtime/cuda/cuda_device_api.cc
+// (CUDADeviceAPI::GetAttr). The context is the device's primary context (what the CUDA runtime and
+// TVM use); launches go to the default stream.
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "engine/measure/gpu_device.h"
+
+namespace tb::gpu::detail {
+
+namespace {
+
+// ---- the driver API subset (cuda.h) ----
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+struct CUctx_st;
+struct CUmod_st;
+struct CUfunc_st;
+struct CUevent_st;
+struct CUstream_st;
+using CUcontext = CUctx_st*;
+using CUmodule = CUmod_st*;
+using CUfunction = CUfunc_st*;
+using CUevent = CUevent_st*;
+using CUstream = CUstream_st*;
+constexpr CUresult CUDA_SUCCESS = 0;
+// CUdevice_attribute values (cuda.h).
+constexpr int kAttrMaxThreadsPerBlock = 1, kAttrMaxBlockDimX = 2, kAttrMaxBlockDimY = 3, kAttrMaxBlockDimZ = 4,
+              kAttrMaxSharedMemoryPerBlock = 8, kAttrWarpSize = 10, kAttrMaxRegistersPerBlock = 12,
+              kAttrClockRate = 13, kAttrMultiprocessorCount = 16, kAttrL2CacheSize = 38,
+              kAttrComputeCapabilityMajor = 75, kAttrComputeCapabilityMinor = 76;
+
+// ---- NVRTC (nvrtc.h) ----
+using nvrtcResult = int;
+struct _nvrtcProgram;
+using nvrtcProgram = _nvrtcProgram*;
+
+struct Cuda {
+    CUresult (*cuInit)(unsigned);
+    CUresult (*cuDriverGetVersion)(int*);
+    CUresult (*cuDeviceGetCount)(int*);
+    CUresult (*cuDeviceGet)(CUdevice*, int);
+    CUresult (*cuDeviceGetName)(char*, int, CUdevice);
+    CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice);
+    CUresult (*cuDeviceTotalMem)(size_t*, CUdevice);
+    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
+    CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
+    CUresult (*cuCtxSetCurrent)(CUcontext);
+    CUresult (*cuCtxSynchronize)();
+    CUresult (*cuModuleLoadData)(CUmodule*, const void*);
+    CUresult (*cuModuleUnload)(CUmodule);
+    CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+    CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
+    CUresult (*cuMemFree)(CUdeviceptr);
+    CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);
+    CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
+    CUresult (*cuMemsetD32)(CUdeviceptr, unsigned, size_t);
+    CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                               CUstream, void**, void**);
+    CUresult (*cuEventCreate)(CUevent*, unsigned);
+    CUresult (*cuEventDestroy)(CUevent);
+    CUresult (*cuEventRecord)(CUevent, CUstream);
+    CUresult (*cuEventSynchronize)(CUevent);
+    CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
+    CUresult (*cuGetErrorName)(CUresult, const char**);
+    CUresult (*cuGetErrorString)(CUresult, const char**);
+
+    nvrtcResult (*nvrtcVersion)(int*, int*);
+    nvrtcResult (*nvrtcCreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*,
+                                      const char* const*);
+    nvrtcResult (*nvrtcDestroyProgram)(nvrtcProgram*);
+    nvrtcResult (*nvrtcCompileProgram)(nvrtcProgram, int, const char* const*);
+    nvrtcResult (*nvrtcGetProgramLogSize)(nvrtcProgram, size_t*);
+    nvrtcResult (*nvrtcGetProgramLog)(nvrtcProgram, char*);
+    nvrtcResult (*nvrtcGetCUBINSize)(nvrtcProgram, size_t*);
+    nvrtcResult (*nvrtcGetCUBIN)(nvrtcProgram, char*);
+    const char* (*nvrtcGetErrorString)(nvrtcResult);
+
+    std::string loadError;  // non-empty: the driver library or a symbol is missing
+    std::string nvrtcError;  // non-empty: NVRTC is missing (attributes still work)
+};
+
+// Library names tried, in order: the plain SONAME first (the loader's search path, LD_LIBRARY_PATH),
+// then the toolkit's usual homes.
+void* openFirst(const std::vector<std::string>& names, std::string* tried) {
+    for (const std::string& n : names) {
+        if (void* h = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
+        *tried += (tried->empty() ? "" : ", ") + n;
+    }
+    return nullptr;
+}
+
+template <class F>
+bool bind(void* lib, F*& fn, std::initializer_list<const char*> names, std::string* missing) {
+    for (const char* n : names)
+        if (void* s = dlsym(lib, n)) {
+            fn = reinterpret_cast<F*>(s);
+            return true;
+        }
+    *missing += (missing->empty() ? "" : ", ") + std::string(*names.begin());
+    return false;
+}
+
+const Cuda& cuda() {
+    static Cuda c;
+    static std::once_flag once;
+    std::call_once(once, [] {
+        std::string tried;
+        void* lib = openFirst({"libcuda.so.1", "libcuda.so"}, &tried);
+        if (!lib) {
+            c.loadError = "the CUDA driver library is not present (tried " + tried +
+                          "): this machine has no NVIDIA driver";
+            return;
+        }
+        std::string missing;
+        bind(lib, c.cuInit, {"cuInit"}, &missing);
+        bind(lib, c.cuDriverGetVersion, {"cuDriverGetVersion"}, &missing);
+        bind(lib, c.cuDeviceGetCount, {"cuDeviceGetCount"}, &missing);
+        bind(lib, c.cuDeviceGet, {"cuDeviceGet"}, &missing);
+        bind(lib, c.cuDeviceGetName, {"cuDeviceGetName"}, &missing);
+        bind(lib, c.cuDeviceGetAttribute, {"cuDeviceGetAttribute"}, &missing);
+        bind(lib, c.cuDeviceTotalMem, {"cuDeviceTotalMem_v2"}, &missing);
+        bind(lib, c.cuDevicePrimaryCtxRetain, {"cuDevicePrimaryCtxRetain"}, &missing);
+        bind(lib, c.cuDevicePrimaryCtxRelease, {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}, &missing);
+        bind(lib, c.cuCtxSetCurrent, {"cuCtxSetCurrent"}, &missing);
+        bind(lib, c.cuCtxSynchronize, {"cuCtxSynchronize"}, &missing);
+        bind(lib, c.cuModuleLoadData, {"cuModuleLoadData"}, &missing);
+        bind(lib, c.cuModuleUnload, {"cuModuleUnload"}, &missing);
+        bind(lib, c.cuModuleGetFunction, {"cuModuleGetFunction"}, &missing);
+        bind(lib, c.cuMemAlloc, {"cuMemAlloc_v2"}, &missing);
+        bind(lib, c.cuMemFree, {"cuMemFree_v2"}, &missing);
+        bind(lib, c.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, &missing);
+        bind(lib, c.cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}, &missing);
+        bind(lib, c.cuMemsetD32, {"cuMemsetD32_v2"}, &missing);
+        bind(lib, c.cuLaunchKernel, {"cuLaunchKernel"}, &missing);
+        bind(lib, c.cuEventCreate, {"cuEventCreate"}, &missing);
+        bind(lib, c.cuEventDestroy, {"cuEventDestroy_v2", "cuEventDestroy"}, &missing);
+        bind(lib, c.cuEventRecord, {"cuEventRecord"}, &missing);
+        bind(lib, c.cuEventSynchronize, {"cuEventSynchronize"}, &missing);
+        bind(lib, c.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, &missing);
+        bind(lib, c.cuGetErrorName, {"cuGetErrorName"}, &missing);
+        bind(lib, c.cuGetErrorString, {"cuGetErrorString"}, &missing);
+        if (!missing.empty()) {
+            c.loadError = "the CUDA driver library lacks " + missing;
+            return;
+        }
+        std::string nvTried;
+        std::vector<std::string> nvNames = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"};
+        for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
+            if (const char* home = std::getenv(env)) nvNames.push_back(std::string(home) + "/lib64/libnvrtc.so");
+        nvNames.push_back("/usr/local/cuda/lib64/libnvrtc.so");
+        void* nv = openFirst(nvNames, &nvTried);
+        if (!nv) {
+            c.nvrtcError = "NVRTC is not present (tried " + nvTried + "); install the CUDA toolkit or set CUDA_HOME";
+        } else {
+            std::string nvMissing;
+            bind(nv, c.nvrtcVersion, {"nvrtcVersion"}, &nvMissing);
+            bind(nv, c.nvrtcCreateProgram, {"nvrtcCreateProgram"}, &nvMissing);
+            bind(nv, c.nvrtcDestroyProgram, {"nvrtcDestroyProgram"}, &nvMissing);
+            bind(nv, c.nvrtcCompileProgram, {"nvrtcCompileProgram"}, &nvMissing);
+            bind(nv, c.nvrtcGetProgramLogSize, {"nvrtcGetProgramLogSize"}, &nvMissing);
+            bind(nv, c.nvrtcGetProgramLog, {"nvrtcGetProgramLog"}, &nvMissing);
+            bind(nv, c.nvrtcGetCUBINSize, {"nvrtcGetCUBINSize"}, &nvMissing);
+            bind(nv, c.nvrtcGetCUBIN, {"nvrtcGetCUBIN"}, &nvMissing);
+            bind(nv, c.nvrtcGetErrorString, {"nvrtcGetErrorString"}, &nvMissing);
+            if (!nvMissing.empty()) c.nvrtcError = "NVRTC lacks " + nvMissing + " (CUDA 11.1 or newer is needed)";
+        }
+        const CUresult rc = c.cuInit(0);
+        if (rc != CUDA_SUCCESS) c.loadError = "cuInit failed with CUDA error " + std::to_string(rc);
+    });
+    return c;
+}
+
+const Cuda& driver() {
+    const Cuda& c = cuda();
+    if (!c.loadError.empty()) throw GpuError(kErrorCompileDevice, c.loadError);
+    return c;
+}
+
+std::string cuError(const char* what, CUresult rc) {
+    const Cuda& c = cuda();
+    const char* name = nullptr;
+    const char* text = nullptr;
+    if (c.cuGetErrorName) c.cuGetErrorName(rc, &name);
+    if (c.cuGetErrorString) c.cuGetErrorString(rc, &text);
+    return std::string(what) + " failed: " + (name ? name : "CUDA error") + " (" + std::to_string(rc) + ")" +
+           (text ? std::string(": ") + text : std::string());
+}
+
+void check(CUresult rc, const char* what, int errorNo = kErrorRuntimeDevice) {
+    if (rc != CUDA_SUCCESS) throw GpuError(errorNo, cuError(what, rc));
+}
+
+class CudaProgram final : public GpuProgram {
+public:
+    CudaProgram(const Cuda& c, const codegen::GpuModule& m, int ccMajor, int ccMinor) : m_c(c), m_module(m) {
+        if (!c.nvrtcError.empty()) throw GpuError(kErrorCompileDevice, c.nvrtcError);
+        nvrtcProgram prog = nullptr;
+        nvrtcResult nr = c.nvrtcCreateProgram(&prog, m.source.c_str(), "tunebench_module.cu", 0, nullptr, nullptr);
+        if (nr != 0) throw GpuError(kErrorCompileDevice, std::string("nvrtcCreateProgram: ") + c.nvrtcGetErrorString(nr));
+        const std::string arch = "--gpu-architecture=sm_" + std::to_string(ccMajor) + std::to_string(ccMinor);
+        const char* opts[] = {arch.c_str(), "--std=c++17"};
+        nr = c.nvrtcCompileProgram(prog, 2, opts);
+        std::string log;
+        size_t logSize = 0;
+        if (c.nvrtcGetProgramLogSize(prog, &logSize) == 0 && logSize > 1) {
+            log.resize(logSize);
+            c.nvrtcGetProgramLog(prog, log.data());
+            while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+        }
+        if (nr != 0) {
+            c.nvrtcDestroyProgram(&prog);
+            throw GpuError(kErrorCompileDevice, std::string("NVRTC compilation (") + arch + ") failed: " +
+                                                    c.nvrtcGetErrorString(nr) + (log.empty() ? "" : ":\n" + log));
+        }
+        size_t n = 0;
+        c.nvrtcGetCUBINSize(prog, &n);
+        std::vector<char> cubin(n);
+        c.nvrtcGetCUBIN(prog, cubin.data());
+        c.nvrtcDestroyProgram(&prog);
+        check(c.cuModuleLoadData(&m_cuModule, cubin.data()), "cuModuleLoadData", kErrorCompileDevice);
+        for (const codegen::GpuLaunch& l : m.launches) {
+            if (m_functions.count(l.entry)) continue;
+            CUfunction f = nullptr;
+            const CUresult rc = c.cuModuleGetFunction(&f, m_cuModule, l.entry.c_str());
+            if (rc != CUDA_SUCCESS)
+                throw GpuError(kErrorCompileDevice, cuError(("cuModuleGetFunction('" + l.entry + "')").c_str(), rc) +
+                                                        " (kernels must be declared extern \"C\")");
+            m_functions[l.entry] = f;
+        }
+        for (int64_t elems : m.bufferElements) {
+            CUdeviceptr p = 0;
+            const size_t words = size_t(elems + kGuardElements);
+            check(c.cuMemAlloc(&p, words * 4), "cuMemAlloc");
+            m_buffers.push_back(p);
+            check(c.cuMemsetD32(p, 0, words), "cuMemsetD32");
+        }
+        check(c.cuEventCreate(&m_start, 0), "cuEventCreate");
+        check(c.cuEventCreate(&m_stop, 0), "cuEventCreate");
+    }
+
+    ~CudaProgram() override {
+        if (m_start) m_c.cuEventDestroy(m_start);
+        if (m_stop) m_c.cuEventDestroy(m_stop);
+        for (CUdeviceptr p : m_buffers) m_c.cuMemFree(p);
+        if (m_cuModule) m_c.cuModuleUnload(m_cuModule);
+    }
+
+    void write(int buffer, int64_t offset, const float* data, int64_t n) override {
+        check(m_c.cuMemcpyHtoD(m_buffers.at(size_t(buffer)) + CUdeviceptr(offset) * 4, data, size_t(n) * 4),
+              "cuMemcpyHtoD");
+    }
+
+    void read(int buffer, int64_t offset, float* data, int64_t n) override {
+        check(m_c.cuMemcpyDtoH(data, m_buffers.at(size_t(buffer)) + CUdeviceptr(offset) * 4, size_t(n) * 4),
+              "cuMemcpyDtoH");
+    }
+
+    double runTimed(int times) override {
+        // Kernel parameters: one pointer per argument, each pointing at the device address.
+        std::vector<std::vector<CUdeviceptr>> ptrs;
+        std::vector<std::vector<void*>> params;
+        for (const codegen::GpuLaunch& l : m_module.launches) {
+            ptrs.emplace_back();
+            for (int a : l.args) ptrs.back().push_back(m_buffers.at(size_t(a)));
+        }
+        for (auto& p : ptrs) {
+            params.emplace_back();
+            for (CUdeviceptr& d : p) params.back().push_back(&d);
+        }
+        check(m_c.cuEventRecord(m_start, nullptr), "cuEventRecord");
+        for (int t = 0; t < times; ++t) {
+            for (size_t i = 0; i < m_module.launches.size(); ++i) {
+                const codegen::GpuLaunch& l = m_module.launches[i];
+                const CUresult rc = m_c.cuLaunchKernel(
+                    m_functions.at(l.entry), unsigned(l.grid[0]), unsigned(l.grid[1]), unsigned(l.grid[2]),
+                    unsigned(l.block[0]), unsigned(l.block[1]), unsigned(l.block[2]), 0, nullptr,
+                    params[i].data(), nullptr);
+                if (rc != CUDA_SUCCESS)
+                    throw GpuError(kErrorRuntimeDevice,
+                                   cuError(("launch of '" + l.entry + "' (block " + std::to_string(l.block[0]) + "x" +
+                                            std::to_string(l.block[1]) + "x" + std::to_string(l.block[2]) + ")")
+                                               .c_str(),
+                                           rc));
+            }
+        }
+        check(m_c.cuEventRecord(m_stop, nullptr), "cuEventRecord");
+        check(m_c.cuEventSynchronize(m_stop), "kernel execution (cuEventSynchronize)");
+        float ms = 0;
+        check(m_c.cuEventElapsedTime(&ms, m_start, m_stop), "cuEventElapsedTime");
+        return double(ms);
+    }
+
+private:
+    const Cuda& m_c;
+    codegen::GpuModule m_module;
+    CUmodule m_cuModule = nullptr;
+    std::map<std::string, CUfunction> m_functions;
+    std::vector<CUdeviceptr> m_buffers;
+    CUevent m_start = nullptr, m_stop = nullptr;
+};
+
+class CudaDevice final : public GpuDevice {
+public:
+    CudaDevice(const Cuda& c, int index) : m_c(c) {
+        check(c.cuDeviceGet(&m_device, index), "cuDeviceGet", kErrorCompileDevice);
+        auto attr = [&](int which) {
+            int v = 0;
+            c.cuDeviceGetAttribute(&v, which, m_device);
+            return v;
+        };
+        GpuDeviceAttributes& a = m_attributes;
+        a.exist = true;
+        a.maxThreadsPerBlock = attr(kAttrMaxThreadsPerBlock);
+        a.warpSize = attr(kAttrWarpSize);
+        a.maxSharedMemoryPerBlock = attr(kAttrMaxSharedMemoryPerBlock);
+        m_ccMajor = attr(kAttrComputeCapabilityMajor);
+        m_ccMinor = attr(kAttrComputeCapabilityMinor);
+        a.computeVersion = std::to_string(m_ccMajor) + "." + std::to_string(m_ccMinor);
+        char name[256] = {0};
+        c.cuDeviceGetName(name, int(sizeof name) - 1, m_device);
+        a.deviceName = name;
+        a.maxClockRate = attr(kAttrClockRate);
+        a.multiProcessorCount = attr(kAttrMultiprocessorCount);
+        a.maxThreadDimensions = {attr(kAttrMaxBlockDimX), attr(kAttrMaxBlockDimY), attr(kAttrMaxBlockDimZ)};
+        a.maxRegistersPerBlock = attr(kAttrMaxRegistersPerBlock);
+        int version = 0;
+        c.cuDriverGetVersion(&version);
+        a.apiVersion = version;
+        a.driverVersion = std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+        a.l2CacheSizeBytes = attr(kAttrL2CacheSize);
+        size_t total = 0;
+        c.cuDeviceTotalMem(&total, m_device);
+        a.totalGlobalMemory = int64_t(total);
+        a.platformName = "CUDA";
+        check(c.cuDevicePrimaryCtxRetain(&m_context, m_device), "cuDevicePrimaryCtxRetain", kErrorCompileDevice);
+        check(c.cuCtxSetCurrent(m_context), "cuCtxSetCurrent", kErrorCompileDevice);
+    }
+    ~CudaDevice() override {
+        if (m_context) m_c.cuDevicePrimaryCtxRelease(m_device);
+    }
+
+    GpuApi api() const override { return GpuApi::CUDA; }
+    const GpuDeviceAttributes& attributes() const override { return m_attributes; }
+
+    std::unique_ptr<GpuProgram> load(const codegen::GpuModule& m) override {
+        if (m.language != codegen::GpuLanguage::CUDA)
+            throw GpuError(kErrorCompileDevice, std::string("a CUDA device cannot run an ") +
+                                                    codegen::gpuLanguageName(m.language) + " module");
+        check(m_c.cuCtxSetCurrent(m_context), "cuCtxSetCurrent");
+        return std::make_unique<CudaProgram>(m_c, m, m_ccMajor, m_ccMinor);
+    }
+
+private:
+    const Cuda& m_c;
+    CUdevice m_device = 0;
+    CUcontext m_context = nullptr;
+    int m_ccMajor = 0, m_ccMinor = 0;
+    GpuDeviceAttributes m_attributes;
+};
+
+}  // namespace
+
+int cudaDeviceCount() {
+    const Cuda& c = driver();
+    int n = 0;
+    check(c.cuDeviceGetCount(&n), "cuDeviceGetCount", kErrorCompileDevice);
+    return n;
+}
+
+std::unique_ptr<GpuDevice> openCudaDevice(int index) {
+    const int n = cudaDeviceCount();
+    if (index < 0 || index >= n)
+        throw GpuError(kErrorCompileDevice, "no CUDA device " + std::to_string(index) + " (" + std::to_string(n) + " found)");
+    return std::make_unique<CudaDevice>(driver(), index);
+}
+
+}  // namespace tb::gpu::detail
