@@ -115,7 +115,6 @@ std::string parseHost(const std::string& text, const std::string& value) {
 Target parseGpu(const std::string& text, const std::vector<std::string>& tokens) {
     Target t;
     t.kind = tokens[0];
-    t.optLevel = 3;
     const bool cuda = t.isCuda();
     bool userKeys = false;
     std::vector<std::string> keys;
