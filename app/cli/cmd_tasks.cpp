@@ -4,6 +4,8 @@
 //   ========== Task 0  (workload key: ["6d62...", [1, 56, 56, 128], ...]) ==========
 //   <the compute DAG, full mode>
 // followed by the weight and FLOPs of each task; `--json` prints an array of task objects instead.
+// GPU targets as TVM writes them: `--target "opencl -device=mali" --target-host "llvm
+// -mtriple=aarch64-linux-gnu"` (or `-host=...` inside the target string), `--target cuda`.
 #include <QCommandLineParser>
 
 #include <cstdio>
@@ -12,6 +14,7 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/network_loader.h"
+#include "engine/codegen/target.h"
 #include "engine/graph/task_extraction.h"
 #include "engine/support/error.h"
 
@@ -20,16 +23,23 @@ namespace tb::cli {
 int runTasks(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
-        "Extract the tuning tasks of a network as TVM's auto_scheduler.extract_tasks does (x86 rules)."));
+        "Extract the tuning tasks of a network as TVM's auto_scheduler.extract_tasks does (x86, cuda, mali and "
+        "OpenCL strategies)."));
     p.addHelpOption();
     NetworkOptions net;
     net.addTo(p);
-    QCommandLineOption target(QStringLiteral("target"), QStringLiteral("TVM target (default llvm -mcpu=core-avx2)."),
+    QCommandLineOption target(QStringLiteral("target"),
+                              QStringLiteral("TVM target (default llvm -mcpu=core-avx2), e.g. cuda -arch=sm_90, "
+                                             "opencl -device=mali."),
                               QStringLiteral("TARGET"), QStringLiteral("llvm -mcpu=core-avx2"));
+    QCommandLineOption targetHost(QStringLiteral("target-host"),
+                                  QStringLiteral("Host of a GPU target (TVM Target(target, host=...)), e.g. "
+                                                 "llvm -mtriple=aarch64-linux-gnu."),
+                                  QStringLiteral("TARGET"));
     QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Print a JSON array of tasks."));
     QCommandLineOption simple(QStringLiteral("include-simple-tasks"),
                               QStringLiteral("Also list fused functions without a reduction."));
-    p.addOptions({target, json, simple});
+    p.addOptions({target, targetHost, json, simple});
     if (!p.parse(args)) {
         std::fprintf(stderr, "error: %s\n", qPrintable(p.errorText()));
         return 2;
@@ -38,9 +48,13 @@ int runTasks(const QStringList& args) {
         std::fprintf(stdout, "%s", qPrintable(p.helpText()));
         return 0;
     }
+    // Parsed first: a bad target or host fails before the network is built.
+    const std::string targetText = p.value(target).toStdString();
+    const codegen::Target parsed = codegen::Target::parse(targetText, p.value(targetHost).toStdString());
     graph::Graph g = net.load(p);
     graph::TaskExtractionOptions eo;
-    eo.target = p.value(target).toStdString();
+    // GPU targets are passed on in TVM's canonical form (what records store); llvm as given.
+    eo.target = parsed.isGpu() ? parsed.str() : targetText;
     eo.includeSimpleTasks = p.isSet(simple);
     eo.winograd = net.winograd(p);
     auto tasks = graph::extractTasks(g, eo);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engine/graph/task_extraction.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "engine/support/md5.h"
@@ -13,18 +14,70 @@
 #include "engine/graph/op_registry.h"
 #include "engine/support/error.h"
 #include "engine/topi/elemwise.h"
+#include "engine/topi/nn/winograd.h"
 
 namespace tb::graph {
 
+namespace {
+
+// The TVM keys of a target string (target.cc FromConfig): -keys, then -device, then (only
+// without -keys) the kind's defaults; duplicates dropped. Only what the strategy dispatch needs:
+// options after a -host= belong to the host.
+std::vector<std::string> targetKeys(const std::string& kind, const std::vector<std::string>& tokens) {
+    std::vector<std::string> keys, user;
+    std::string device;
+    bool userKeys = false;
+    for (size_t i = 1; i < tokens.size(); ++i) {
+        const std::string& tok = tokens[i];
+        if (tok.rfind("-host=", 0) == 0) break;
+        if (tok.rfind("-keys=", 0) == 0) {
+            userKeys = true;
+            std::istringstream ks(tok.substr(6));
+            for (std::string k; std::getline(ks, k, ',');)
+                if (!k.empty()) user.push_back(k);
+        } else if (tok.rfind("-device=", 0) == 0) {
+            device = tok.substr(8);
+        }
+    }
+    std::vector<std::string> all = user;
+    if (!device.empty()) all.push_back(device);
+    if (!userKeys) {
+        all.push_back(kind);
+        all.push_back("gpu");
+    }
+    for (const auto& k : all)
+        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    return keys;
+}
+
+}  // namespace
+
 AlterLayoutOptions alterOptionsForTarget(const std::string& target) {
     std::istringstream ss(target);
-    std::string kind;
-    ss >> kind;
-    TB_USER_CHECK(kind == "llvm") << "target '" << target
-                                  << "': task extraction follows TVM's x86 (llvm) strategies only";
+    std::vector<std::string> tokens;
+    for (std::string tok; ss >> tok;) tokens.push_back(tok);
+    const std::string kind = tokens.empty() ? std::string() : tokens[0];
     AlterLayoutOptions o;
-    std::string tok;
-    while (ss >> tok) {
+    if (kind == "cuda" || kind == "opencl") {
+        // TVM dispatches on the first key with a registration: mali, else cuda/gpu.
+        for (const auto& k : targetKeys(kind, tokens)) {
+            if (k == "mali") {
+                o.strategy = OpStrategy::Mali;
+                break;
+            }
+            if (k == "cuda" || k == "gpu") {
+                o.strategy = kind == "cuda" ? OpStrategy::Cuda : OpStrategy::GpuGeneric;
+                break;
+            }
+        }
+        TB_USER_CHECK(o.strategy != OpStrategy::X86)
+            << "target '" << target << "': its keys name no TVM strategy family (expected mali, cuda or gpu)";
+        return o;
+    }
+    TB_USER_CHECK(kind == "llvm") << "target '" << target
+                                  << "': task extraction follows TVM's x86 (llvm), cuda, mali and opencl strategies only";
+    for (size_t i = 1; i < tokens.size(); ++i) {
+        const std::string& tok = tokens[i];
         if (tok.rfind("-mcpu=", 0) == 0) {
             std::string cpu = tok.substr(6);
             static const char* avx512[] = {"skylake-avx512", "skx", "cascadelake", "cooperlake", "icelake-client",
@@ -81,7 +134,47 @@ LoweredGroup lowerGroup(const Graph& g, const FusedGroup& group, const OpImpleme
     return r;
 }
 
+OpImplementation gpuImplementation(const AlterLayoutOptions& target) {
+    if (target.strategy == OpStrategy::X86 || target.strategy == OpStrategy::Cuda) return {};
+    const OpStrategy st = target.strategy;
+    const bool winograd = target.winograd && target.autoScheduler;
+    return [st, winograd](const Node& n, const std::vector<te::Tensor>& in) -> std::optional<te::Tensor> {
+        if (n.op != "nn.conv2d") return std::nullopt;
+        const std::string dl = n.attrs.getString("data_layout", "NCHW");
+        const int64_t groups = n.attrs.getInt("groups", 1);
+        // strategy/mali.py: an NCHW conv2d is the AutoTVM template conv2d_nchw_spatial_pack.mali,
+        // whose packed compute is not implemented here.
+        TB_USER_CHECK(!(st == OpStrategy::Mali && dl == "NCHW" && groups == 1))
+            << "nn.conv2d '" << n.name << "': TVM's Mali strategy lowers an NCHW convolution with the AutoTVM "
+            << "spatial-pack template, which is not implemented; convert the network to NHWC";
+        if (st != OpStrategy::GpuGeneric || !winograd) return std::nullopt;
+        // A generic OpenCL target picks conv2d_nhwc.winograd (strategy/cuda.py) without the weight
+        // pre-transform, so the task holds topi.nn.conv2d_winograd_nhwc with its kernel_pack stage.
+        const auto& w = in[1].shape();
+        auto strides = n.attrs.getInts("strides", {1, 1});
+        auto dil = n.attrs.getInts("dilation", {1, 1});
+        if (strides.size() == 1) strides.push_back(strides[0]);
+        if (dil.size() == 1) dil.push_back(dil[0]);
+        const bool fp32 = in[0].dtype() == te::DType::Float32 && in[1].dtype() == te::DType::Float32;
+        if (dl != "NHWC" || n.attrs.getString("kernel_layout", "OIHW") != "HWIO" || groups != 1 || !fp32 ||
+            w[0] != 3 || w[1] != 3 || strides[0] != 1 || strides[1] != 1 || dil[0] != 1 || dil[1] != 1)
+            return std::nullopt;
+        const int64_t tile = in[0].shape()[1] % 8 == 0 ? 4 : 2;  // topi/cuda/conv2d_winograd.py _infer_tile_size
+        auto pad = n.attrs.getInts("padding", {0, 0});
+        return topi::nn::conv2dWinogradNhwc(in[0], in[1], pad, false, tile);
+    };
+}
+
 std::vector<ExtractedTask> extractTasksFromOptimized(const Graph& optimized, bool includeSimpleTasks) {
+    return extractTasksFromOptimized(optimized, AlterLayoutOptions{}, includeSimpleTasks);
+}
+
+std::vector<ExtractedTask> extractTasksFromOptimized(const Graph& optimized, const AlterLayoutOptions& target,
+                                                     bool includeSimpleTasks) {
+    const OpImplementation impl = gpuImplementation(target);
+    // Only x86 lowers concatenate to a te.extern (concatenate.cpu); the cuda/gpu strategy takes
+    // topi.transform.concatenate, a plain injective compute.
+    const bool concatIsExtern = target.strategy == OpStrategy::X86;
     std::vector<ExtractedTask> tasks;
     std::map<std::string, size_t> byKey;
     for (const FusedGroup& fg : fuseOps(optimized)) {
@@ -89,8 +182,8 @@ std::vector<ExtractedTask> extractTasksFromOptimized(const Graph& optimized, boo
         bool hasRealOp = false;
         for (NodeId id : fg.nodes) hasRealOp |= optimized.node(id).kind == NodeKind::Op;
         if (!hasRealOp) continue;
-        LoweredGroup lg = lowerGroup(optimized, fg);
-        if (lg.extern_) continue;
+        LoweredGroup lg = lowerGroup(optimized, fg, impl);
+        if (lg.extern_ && concatIsExtern) continue;
         if (!lg.hasReduce && !includeSimpleTasks) continue;
         std::string key = lg.dag.workloadKey();
         auto it = byKey.find(key);
@@ -116,7 +209,7 @@ std::vector<ExtractedTask> extractTasks(const Graph& g, const TaskExtractionOpti
     AlterLayoutOptions ao = alterOptionsForTarget(options.target);
     ao.winograd = options.winograd;
     Graph opt = optimizeForTasks(g, ao);
-    return extractTasksFromOptimized(opt, options.includeSimpleTasks);
+    return extractTasksFromOptimized(opt, ao, options.includeSimpleTasks);
 }
 
 std::string legacyTvmWorkloadKey(const te::ComputeDAG& dag) {

@@ -4,13 +4,23 @@
 /// \brief From a network to its tuning tasks: TVM's `auto_scheduler.extract_tasks`
 /// (python/tvm/auto_scheduler/relay_integration.py), REFERENCE-ZOO §0 and §2.
 ///
-/// The graph goes through the x86 Relay pipeline (passes.h: optimizeForTasks), is partitioned by
+/// The graph goes through the Relay pipeline (passes.h: optimizeForTasks) with the target's
+/// AlterOpLayout rules (x86, cuda, mali or generic OpenCL: OpStrategy), is partitioned by
 /// FuseOps (fuse_ops.h), and every fused group is lowered op by op through the op registry into a
 /// te ComputeDAG whose placeholders are the group's params `p0, p1, ...`. A group whose DAG has a
 /// `Reduce` stage is a task (with `includeSimpleTasks`, every group whose DAG can be built);
 /// groups containing an op TVM lowers to an extern (x86 `concatenate`) give none. Tasks with the
 /// same workload key merge; the weight is the number of groups that map to the key (TVM's use
 /// count of structurally equal primitive functions). Keys are byte-identical with TVM v0.14's.
+///
+/// GPU targets (TVM's strategies with the auto-scheduler enabled, strategy/{cuda,mali}.py):
+/// NHWC convolutions, depthwise convolutions, dense, pools and softmax take the same TOPI computes
+/// as on x86, so their keys are the x86 ones; the differences are the winograd rules (passes.h
+/// alterOpLayout: every 3x3 stride-1 conv, tile size by input height), concatenate (a plain compute,
+/// not x86's te.extern, so it is a simple task), and NCHW (no NCHWc rewrite; Mali's NCHW template
+/// is not implemented and raises UserError). mobilenet NHWC on `opencl -device=mali` gives seed
+/// 003's 22 tasks; resnet-18 NHWC on `cuda` the 24 tasks of TVM's CI log
+/// (gallery/how_to/tune_with_autoscheduler/ci_logs/resnet-18-NHWC-B1-cuda.json).
 
 #include <functional>
 #include <optional>
@@ -37,10 +47,11 @@ struct ExtractedTask {
 };
 
 struct TaskExtractionOptions {
-    /// TVM target string. The x86 rules of REFERENCE-ZOO §3 are applied; the target only sets the
-    /// SIMD width of the NCHWc fallback blocking (16 lanes for AVX-512 CPUs such as
-    /// `-mcpu=skylake-avx512`, `cascadelake`, `icelake-server`, `sapphirerapids`, `znver4`;
-    /// 8 otherwise). UserError for a target that is not `llvm ...`.
+    /// TVM target string (a `-host=...` in it is ignored). `llvm ...`: the x86 rules of
+    /// REFERENCE-ZOO §3; the target only sets the SIMD width of the NCHWc fallback blocking (16
+    /// lanes for AVX-512 CPUs such as `-mcpu=skylake-avx512`, `cascadelake`, `icelake-server`,
+    /// `sapphirerapids`, `znver4`; 8 otherwise). `cuda ...`, `opencl -device=mali ...`,
+    /// `opencl ...`: the cuda, mali and generic-OpenCL rules (OpStrategy). UserError for other kinds.
     std::string target = "llvm -mcpu=core-avx2";
     /// TVM `include_simple_tasks`: also make tasks of groups without a reduction.
     bool includeSimpleTasks = false;
@@ -48,7 +59,9 @@ struct TaskExtractionOptions {
     bool winograd = true;
 };
 
-/// The pass options implied by a target string (see TaskExtractionOptions::target).
+/// The pass options implied by a target string (see TaskExtractionOptions::target): the strategy
+/// family from the kind and TVM's keys (a `mali` key -> Mali; cuda -> Cuda; other opencl ->
+/// GpuGeneric; llvm -> X86 with its SIMD lanes). UserError for another kind.
 AlterLayoutOptions alterOptionsForTarget(const std::string& target);
 
 /// A group lowered to te.
@@ -68,8 +81,18 @@ using OpImplementation = std::function<std::optional<te::Tensor>(const Node& op,
 /// Throws UserError when an op of the group has no lowering.
 LoweredGroup lowerGroup(const Graph& g, const FusedGroup& group, const OpImplementation& implementation = {});
 
-/// The tasks of an already optimized graph (no passes run), in order of first occurrence.
+/// The op implementations a GPU strategy family uses where they differ from the op registry's
+/// lowering (nn.conv2d on generic OpenCL: winograd with the weight transform in the task; on Mali:
+/// UserError for NCHW), or an empty function for x86 and cuda.
+OpImplementation gpuImplementation(const AlterLayoutOptions& target);
+
+/// The tasks of an already optimized graph (no passes run), in order of first occurrence, lowered
+/// with the x86 strategies.
 std::vector<ExtractedTask> extractTasksFromOptimized(const Graph& optimized, bool includeSimpleTasks = false);
+/// The same, lowered with the strategies of `target.strategy` (gpuImplementation; concatenate is a
+/// te.extern, so never a task, on x86 only).
+std::vector<ExtractedTask> extractTasksFromOptimized(const Graph& optimized, const AlterLayoutOptions& target,
+                                                     bool includeSimpleTasks = false);
 
 /// The whole of `auto_scheduler.extract_tasks`: optimizeForTasks then extractTasksFromOptimized.
 /// Task order is the network order of first occurrence (TVM's is a hash-map order).

@@ -29,6 +29,7 @@ double MeasureResult::meanCost() const {
 }
 
 HardwareParams defaultHardwareParams(const codegen::Target& target) {
+    if (target.isGpu()) return target.gpuHardwareParams();
     TB_USER_CHECK(target.kind == "llvm") << "no default hardware parameters for target kind '" << target.kind << "'";
     return HardwareParams::cpu(target.numCores, target.vectorBits() / 8);
 }

@@ -96,9 +96,10 @@ struct MeasureResult {
 /// `HardwareParamsNode::GetDefaultHardwareParams`, search_task.cc; the table in
 /// support/hardware_params.h). For CPU (llvm) targets: numCores = -num-cores or this machine's
 /// hardware threads, vectorUnitBytes = Target::vectorBits()/8 (64 with AVX-512, 32 with AVX2, 16
-/// for NEON; TVM writes 64 for every CPU), cacheLineBytes = 64, the GPU fields 0. Throws
-/// tb::UserError for a target kind without defaults (CUDA and OpenCL will query their device and
-/// use HardwareParams::gpu / ::mali).
+/// for NEON; TVM writes 64 for every CPU), cacheLineBytes = 64, the GPU fields 0. GPU targets:
+/// Target::gpuHardwareParams() (Mali: HardwareParams::mali(); CUDA/OpenCL: HardwareParams::gpu of
+/// the target's attributes, where TVM would query device 0). Throws tb::UserError for a target
+/// kind without defaults.
 HardwareParams defaultHardwareParams(const codegen::Target& target);
 
 /// One step of one candidate on one machine, for live views of a device fleet (the window's

@@ -22,7 +22,8 @@
 /// | CUDA, ROCm, Vulkan, OpenCL (queried device) | -1 | 16 | 64 | device | INT32_MAX | device | warp/4 (>= 1) | device |
 /// | OpenCL -device=mali | -1 | 16 | 64 | 32768 | INT32_MAX | 256 | 1 | 1 |
 /// TVM queries the CUDA/OpenCL device through its device API; `gpu()` takes those three device
-/// facts instead. The one deviation: for CPUs, `cpu()` takes the vector width of the target (TVM
+/// facts instead (codegen::Target::gpuHardwareParams() takes them from the target's attributes
+/// when no device is asked: 49152 / 1024 / 32 for `cuda`, 16384 / 256 / 1 for `opencl`). The one deviation: for CPUs, `cpu()` takes the vector width of the target (TVM
 /// hard-codes 64 bytes, AVX-512, even for NEON) — see measure::defaultHardwareParams, the factory
 /// that picks these per target.
 

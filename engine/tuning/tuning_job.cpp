@@ -106,6 +106,10 @@ std::unique_ptr<Tuner> buildTuner(const TuningJob& job) {
     std::unique_ptr<Tuner> t(new Tuner());
     t->m_job = job;
     t->m_target = resolveTarget(job.target);
+    // The GPU search (sketch rules, GPU lowering and measurement) is not in this build yet (issue 18).
+    TB_USER_CHECK(!t->m_target.target.isGpu())
+        << "target '" << job.target << "' is a GPU target: tuning for GPUs needs the GPU search rules, "
+        << "code generators and devices, which are not available yet; `tasks` lists its tasks";
     t->m_hardware = job.hardware ? *job.hardware : measure::defaultHardwareParams(t->m_target.target);
 
     // The runner first: a bad runner choice fails before the slow task extraction.

@@ -151,7 +151,7 @@ private Q_SLOTS:
         QTest::addColumn<QString>("text");
         QTest::addColumn<QString>("mentions");
         QTest::addRow("empty") << "" << "empty target";
-        QTest::addRow("kind") << "cuda -arch=sm_80" << "unsupported target kind 'cuda'";
+        QTest::addRow("kind") << "vulkan -from_device=0" << "unsupported target kind 'vulkan'";
         QTest::addRow("no dash") << "llvm mcpu=znver4" << "expected an option";
         QTest::addRow("no value") << "llvm -mcpu" << "has no '=value'";
         QTest::addRow("unknown option") << "llvm -foo=bar" << "unknown option -foo";

@@ -430,7 +430,7 @@ void TestTaskExtraction::testTargetOptions() {
     QCOMPARE(alterOptionsForTarget("llvm -mcpu=core-avx2").simdLanes, 8);
     QCOMPARE(alterOptionsForTarget("llvm -mcpu=skylake-avx512").simdLanes, 16);
     QCOMPARE(alterOptionsForTarget("llvm").simdLanes, 8);
-    QVERIFY_THROWS_EXCEPTION(UserError, alterOptionsForTarget("cuda"));
+    QVERIFY_THROWS_EXCEPTION(UserError, alterOptionsForTarget("vulkan"));
     // AVX-512 blocks NCHW convs by 16: the resnet-18 NCHW 3x3 64->64 conv reads [1, 4, 56, 56, 16].
     TaskExtractionOptions o;
     o.target = "llvm -mcpu=skylake-avx512";

@@ -632,8 +632,10 @@ te::Tensor lowerDepthwiseConv2dNCHWc(const TList& x, const Attrs& a) {
 }
 
 te::Tensor lowerWinogradConv(const TList& x, const Attrs& a) {
-    // conv2d_winograd_without_weight_transform_strategy_cpu -> ansor.winograd (pre-computed weight).
-    return topi::nn::conv2dWinogradNhwc(x[0], x[1], pad4(a.getInts("padding", {0, 0})), true);
+    // conv2d_winograd_without_weight_transform_strategy_{cpu,cuda,mali} -> the auto-scheduler's
+    // conv2d_winograd_nhwc_without_weight_transform (pre-computed weight). Its tile size is the one
+    // the target's AlterOpLayout picked (x86 4; cuda and mali by the input height), stored here.
+    return topi::nn::conv2dWinogradNhwc(x[0], x[1], pad4(a.getInts("padding", {0, 0})), true, a.getInt("tile_size", 4));
 }
 
 te::Tensor lowerWinogradWeightTransform(const TList& x, const Attrs& a) {

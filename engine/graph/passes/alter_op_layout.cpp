@@ -241,26 +241,31 @@ private:
         if (dil.size() == 1) dil.push_back(dil[0]);
         bool fp32 = n.type.dtype == te::DType::Float32;
 
-        // NHWC: conv2d_nhwc.winograd (plevel 15) beats conv2d_nhwc.x86 under the auto-scheduler.
-        if (dl.name() == "NHWC" && kl.name() == "HWIO" && groups == 1 && m_opt.autoScheduler && m_opt.winograd && fp32 && KH == 3 &&
-            KW == 3 && strides[0] == 1 && strides[1] == 1 && dil[0] == 1 && dil[1] == 1 && 64 < CO && CO < 512) {
+        // NHWC: conv2d_nhwc.winograd (plevel 15) beats the direct conv2d under the auto-scheduler.
+        const OpStrategy st = m_opt.strategy;
+        const bool winogradShape = dl.name() == "NHWC" && kl.name() == "HWIO" && groups == 1 && fp32 && KH == 3 &&
+                                   KW == 3 && strides[0] == 1 && strides[1] == 1 && dil[0] == 1 && dil[1] == 1;
+        const bool picksWinograd = st == OpStrategy::X86 ? 64 < CO && CO < 512 : st != OpStrategy::GpuGeneric;
+        if (winogradShape && picksWinograd && m_opt.autoScheduler && m_opt.winograd) {
+            const int64_t H = ds[1];
+            const int64_t tile = st == OpStrategy::Cuda ? (H % 8 == 0 ? 4 : 2) : st == OpStrategy::Mali ? (H % 4 == 0 ? 4 : 2) : 4;
             NodeId data = toOriginal(n.inputs[0]);
             NodeId w = toOriginal(n.inputs[1]);
             Attrs t;
             t.set("axes", Shape{3, 2, 0, 1});
             NodeId wt = g().addOp("transpose", {w}, t);
             Attrs wa;
-            wa.set("tile_size", int64_t(4));
+            wa.set("tile_size", tile);
             NodeId wtr = g().addOp("nn.contrib_conv2d_winograd_weight_transform", {wt}, wa);
             Attrs a = n.attrs;
-            a.set("tile_size", int64_t(4));
+            a.set("tile_size", tile);
             a.set("channels", CO);
             a.set("kernel_size", Shape{KH, KW});
             m_cur[size_t(id)] = g().addOp("nn.contrib_conv2d_winograd_without_weight_transform", {data, wtr}, a, n.name);
             return;
         }
         // NCHW: conv2d_NCHWc.x86 / depthwise_conv2d_NCHWc.x86 AutoTVM templates with the fallback config.
-        if (dl.name() == "NCHW" && kl.name() == "OIHW" && fp32 && (groups == 1 || depthwise) &&
+        if (st == OpStrategy::X86 && dl.name() == "NCHW" && kl.name() == "OIHW" && fp32 && (groups == 1 || depthwise) &&
             n.attrs.getString("out_layout", "").empty()) {
             int64_t CI = ds[1];
             int64_t ocBn = blockOf(CO, m_opt.simdLanes);

@@ -49,8 +49,23 @@ Graph forwardFoldScaleAxis(const Graph& g);
 /// Relay CanonicalizeOps: `nn.bias_add(x, b, axis)` -> `add(x, expand_dims(b))` (ExpandBiasToMatchAxis).
 Graph canonicalizeOps(const Graph& g);
 
-/// Target facts AlterOpLayout needs (x86 llvm).
+/// Which of TVM's op-strategy families lowers the network (TVM dispatches its generic functions on
+/// the first target key that has a registration). It decides the winograd rules and the NCHW
+/// rewrites below, and how task extraction lowers convolutions and concatenates.
+enum class OpStrategy {
+    X86,   ///< `llvm` targets (strategy/x86.py, topi/x86/conv2d_alter_op.py)
+    Cuda,  ///< `cuda` (strategy/cuda.py, topi/cuda/conv2d_alter_op.py)
+    Mali,  ///< targets with the key `mali`, i.e. `opencl -device=mali` (strategy/mali.py, topi/mali/conv2d.py)
+    /// Other OpenCL targets (keys `opencl,gpu`): the cuda strategies registered for the key `gpu`,
+    /// but the cuda AlterOpLayout does nothing for them (it returns early for kinds other than
+    /// cuda/vulkan/rocm), so winograd convolutions keep their weight transform inside the task.
+    GpuGeneric,
+};
+
+/// Target facts AlterOpLayout needs.
 struct AlterLayoutOptions {
+    /// The strategy family of the target (alterOptionsForTarget).
+    OpStrategy strategy = OpStrategy::X86;
     /// fp32 SIMD lanes: 8 for AVX2 (`-mcpu=core-avx2`), 16 for AVX-512; the NCHWc block is the
     /// largest divisor of the channel count <= this (topi/x86/conv2d.py fallback config).
     int simdLanes = 8;
@@ -70,14 +85,20 @@ struct AlterLayoutOptions {
         nchwcBlocks;
 };
 
-/// Relay AlterOpLayout + SimplifyExprPostAlterOp for an x86 target (python/tvm/topi/x86/
-/// conv2d_alter_op.py and src/relay/transforms/alter_op_layout.cc), REFERENCE-ZOO §2.2-7:
-/// - NHWC conv2d, groups 1, 3x3, stride 1, dilation 1, 64 < CO < 512 (auto-scheduler on) ->
-///   `nn.contrib_conv2d_winograd_without_weight_transform(x, nn.contrib_conv2d_winograd_weight_
-///   transform(transpose(w, [3, 2, 0, 1]), tile_size=4), tile_size=4, channels=CO)`;
-/// - NCHW conv2d (groups 1, or depthwise) -> `nn.contrib_conv2d_NCHWc` /
+/// Relay AlterOpLayout + SimplifyExprPostAlterOp (src/relay/transforms/alter_op_layout.cc and the
+/// target's `_alter_conv2d_layout`), REFERENCE-ZOO §2.2-7:
+/// - NHWC conv2d (kernel HWIO), float32, groups 1, 3x3, stride 1, dilation 1, auto-scheduler on,
+///   where the target's strategy picks winograd (x86: 64 < CO < 512, python/tvm/topi/x86/
+///   conv2d_alter_op.py; cuda and mali: every such conv, strategy/cuda.py judge_winograd and
+///   strategy/mali.py) -> `nn.contrib_conv2d_winograd_without_weight_transform(x,
+///   nn.contrib_conv2d_winograd_weight_transform(transpose(w, [3, 2, 0, 1]), tile_size=m),
+///   tile_size=m, channels=CO)` with m = 4 on x86, on cuda 4 if H % 8 == 0 else 2
+///   (topi/cuda/conv2d_winograd.py _infer_tile_size), on mali 4 if H % 4 == 0 else 2
+///   (topi/mali/conv2d.py _pick_tile_size); GpuGeneric targets are left alone;
+/// - x86 only: NCHW conv2d (groups 1, or depthwise) -> `nn.contrib_conv2d_NCHWc` /
 ///   `nn.contrib_depthwise_conv2d_NCHWc` with the fallback blocking, `layout_transform`s around
-///   them, and the element-wise, broadcast and pooling ops in between kept in the blocked layout;
+///   them, and the element-wise, broadcast and pooling ops in between kept in the blocked layout
+///   (the GPU strategies' NCHW templates fall back to no rewrite);
 /// - every broadcast binary op whose lower-rank operand meets a tensor with a known layout gets
 ///   that operand expanded to full rank (`expand_dims(axis 0)`): [C] -> [1, 1, 1, C].
 /// Run FoldConstant afterwards (the pipeline does) to fold the weight rewrites.
@@ -90,7 +111,8 @@ Graph alterOpLayout(const Graph& g, const AlterLayoutOptions& options = {});
 /// points where a layout-sensitive op without NHWC support reads a converted tensor get a transform.
 Graph convertLayout(const Graph& g, const std::string& desiredLayout = "NHWC");
 
-/// The pipeline of `auto_scheduler.extract_tasks` up to FuseOps (REFERENCE-ZOO §2.2), for x86:
+/// The pipeline of `auto_scheduler.extract_tasks` up to FuseOps (REFERENCE-ZOO §2.2), for the
+/// target of `options` (the same passes for every target; AlterOpLayout differs):
 /// SimplifyInference, FoldConstant, FoldScaleAxis, CanonicalizeOps, AlterOpLayout, FoldConstant.
 Graph optimizeForTasks(const Graph& g, const AlterLayoutOptions& options = {});
 

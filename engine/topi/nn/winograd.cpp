@@ -26,10 +26,20 @@ Tensor constMatrix(const std::vector<double>& values, int64_t rows, int64_t cols
 }
 
 WinogradMatrices winogradMatrices(int64_t tileSize, int64_t kernelSize) {
-    TB_USER_CHECK(tileSize == 4 && kernelSize == 3)
-        << "topi.nn.winograd_transform_matrices: only F(4x4, 3x3) is supported, got tile " << tileSize
+    TB_USER_CHECK((tileSize == 4 || tileSize == 2) && kernelSize == 3)
+        << "topi.nn.winograd_transform_matrices: only F(4x4, 3x3) and F(2x2, 3x3) are supported, got tile " << tileSize
         << " and kernel " << kernelSize;
     WinogradMatrices w;
+    w.m = tileSize;
+    w.alpha = tileSize + kernelSize - 1;
+    if (tileSize == 2) {
+        // Cook-Toom with interpolation points 0, -1, 1 (winograd_util.py, degree 2): every entry
+        // is exact, and none is a negative zero.
+        w.A = {1, 0,  1, -1,  1, 1,  0, 1};
+        w.B = {1, 0, 0, 0,  0, -1, 1, -1,  -1, 1, 1, 0,  0, 0, 0, 1};
+        w.G = {1, 0, 0,  0.5, -0.5, 0.5,  0.5, 0.5, 0.5,  0, 0, 1};
+        return w;
+    }
     // Cook-Toom with interpolation points 0, -1, 1, 1/2, -2 (winograd_util.py), exact in float32
     // except G's thirds and fifteenths.
     w.A = {1, 0, 0, 0,  1, -1, 1, -1,  1, 1, 1, 1,  1, 0.5, 0.25, 0.125,  1, -2, 4, -8,  0, 0, 0, 1};
@@ -45,11 +55,11 @@ WinogradMatrices winogradMatrices(int64_t tileSize, int64_t kernelSize) {
 }
 
 Tensor conv2dWinogradNhwc(const Tensor& data, const Tensor& weight, const std::vector<int64_t>& padding,
-                          bool preComputed) {
+                          bool preComputed, int64_t tileSize) {
     const char* op = "topi.nn.conv2d_winograd_nhwc";
     detail::checkRank(data, 4, op, "data");
     detail::checkRank(weight, 4, op, "weight");
-    const int64_t m = 4;
+    const int64_t m = tileSize;
     const int64_t n = data.shape()[0], h = data.shape()[1], w = data.shape()[2], ci_ = data.shape()[3];
     int64_t kh, kw, co, wci;
     if (!preComputed) {
