@@ -81,7 +81,7 @@ HEADERS=("$ROOT"/engine/rpc/*.h "$ROOT"/engine/measure/timer.h "$ROOT"/engine/me
          "$ROOT"/engine/measure/check_blob.h "$ROOT"/engine/support/*.h
          "$ROOT"/engine/codegen/kernel_abi.h "$ROOT"/engine/codegen/kernel_runtime.h
          "$ROOT"/engine/runtime/network_executor.h "$ROOT"/engine/runtime/deployed_network.h "$ROOT"/engine/runtime/graph_runtime.h
-         "$ROOT"/engine/runtime/graph_json.h "$ROOT"/tools/arm/build.sh)
+         "$ROOT"/engine/runtime/graph_json.h "$ROOT"/tools/server_args.h "$ROOT"/tools/arm/build.sh)
 CXXFLAGS=("${TARGET_FLAGS[@]}" -std=c++20 -O2 -fPIE -Wall -Wno-unused-parameter
           "${STD_FLAGS[@]}" -isystem "$OUT/include" -I "$ROOT")
 

@@ -42,7 +42,6 @@
 #include <sstream>
 #include <string>
 #include <thread>
-#include <tuple>
 #include <vector>
 
 #include "engine/codegen/kernel_abi.h"
@@ -56,6 +55,7 @@
 #include "engine/support/error.h"
 #include "engine/support/log.h"
 #include "engine/support/process.h"
+#include "tools/server_args.h"
 
 namespace {
 
@@ -274,42 +274,20 @@ int serve(int argc, char** argv) {
     o.host = "0.0.0.0";
     o.key = "rasp4b-64";
     uint64_t seed = 0;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            const size_t eq = a.find('=');
-            if (eq != std::string::npos) return a.substr(eq + 1);
-            TB_USER_CHECK(i + 1 < argc) << a << " needs a value";
-            return argv[++i];
-        };
-        auto is = [&](const char* name) { return a == name || a.rfind(std::string(name) + "=", 0) == 0; };
-        if (a == "-h" || a == "--help") {
+    tb::tools::ArgReader r(argc, argv);
+    while (r.next()) {
+        if (r.arg() == "-h" || r.arg() == "--help") {
             usage(stdout);
             return 0;
-        } else if (is("--tracker")) {
-            std::tie(o.trackerHost, o.trackerPort) = tb::parseHostPort(value(), "--tracker");
-        } else if (is("--key")) {
-            o.key = value();
-        } else if (is("--host")) {
-            o.host = value();
-        } else if (is("--port")) {
-            o.port = tb::parsePort(value(), "--port");
-        } else if (is("--port-end")) {
-            o.portEnd = tb::parsePort(value(), "--port-end");
-        } else if (is("--custom-addr")) {
-            o.customAddr = value();
-        } else if (is("--token")) {
-            o.token = value();
-        } else if (is("--work-dir")) {
-            o.workDir = value();
-        } else if (is("--threads")) {
-            const std::string n = value();
+        } else if (tb::tools::applyServerOption(r, o)) {
+        } else if (r.is("--threads")) {
+            const std::string n = r.value();
             TB_USER_CHECK(std::atoi(n.c_str()) >= 1) << "--threads must be >= 1";
             setenv("TB_NUM_THREADS", n.c_str(), 1);
-        } else if (is("--seed")) {
-            seed = std::strtoull(value().c_str(), nullptr, 10);
+        } else if (r.is("--seed")) {
+            seed = std::strtoull(r.value().c_str(), nullptr, 10);
         } else {
-            std::fprintf(stderr, "error: unknown option '%s'\n", a.c_str());
+            std::fprintf(stderr, "error: unknown option '%s'\n", r.arg().c_str());
             usage(stderr);
             return 2;
         }
