@@ -6,6 +6,7 @@
 // (CUDADeviceAPI::GetAttr). The context is the device's primary context (what the CUDA runtime and
 // TVM use); launches go to the default stream.
 #include <dlfcn.h>
+#include <glob.h>
 
 #include <cstdlib>
 #include <map>
@@ -99,6 +100,23 @@ void* openFirst(const std::vector<std::string>& names, std::string* tried) {
     return nullptr;
 }
 
+// NVRTC dlopen()s its builtins library (libnvrtc-builtins.so.<version>) by plain name: when NVRTC
+// itself came from a directory outside the loader's path (/usr/local/cuda/lib64), load the builtins
+// from that same directory first (RTLD_GLOBAL), so the later lookup finds them already loaded.
+void preloadNvrtcBuiltins(void* nvrtc) {
+    Dl_info info{};
+    void* sym = dlsym(nvrtc, "nvrtcVersion");
+    if (!sym || !dladdr(sym, &info) || !info.dli_fname) return;
+    const std::string path = info.dli_fname;
+    const size_t slash = path.rfind('/');
+    if (slash == std::string::npos) return;
+    glob_t g{};
+    if (glob((path.substr(0, slash) + "/libnvrtc-builtins.so*").c_str(), 0, nullptr, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; ++i)
+            if (dlopen(g.gl_pathv[i], RTLD_NOW | RTLD_GLOBAL)) break;
+    globfree(&g);
+}
+
 template <class F>
 bool bind(void* lib, F*& fn, std::initializer_list<const char*> names, std::string* missing) {
     for (const char* n : names)
@@ -159,6 +177,7 @@ const Cuda& cuda() {
             if (const char* home = std::getenv(env)) nvNames.push_back(std::string(home) + "/lib64/libnvrtc.so");
         nvNames.push_back("/usr/local/cuda/lib64/libnvrtc.so");
         void* nv = openFirst(nvNames, &nvTried);
+        if (nv) preloadNvrtcBuiltins(nv);
         if (!nv) {
             c.nvrtcError = "NVRTC is not present (tried " + nvTried + "); install the CUDA toolkit or set CUDA_HOME";
         } else {

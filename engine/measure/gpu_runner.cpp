@@ -49,23 +49,13 @@ std::vector<MeasureResult> GpuLocalRunner::run(const std::vector<MeasureInput>& 
         } else if (!b.gpuModule) {
             r = toMeasureResult({gpu::kErrorCompileDevice, "the GPU runner got a candidate without a GPU module", {}, {}});
         } else {
-            MeasureEvent e;
-            e.batch = batch;
-            e.candidate = int(i);
-            e.workloadKey = inputs[i].workloadKey;
-            e.device = device;
-            e.deviceKey = "local";
-            e.startTime = nowTimestamp();
-            emitEvent(e);
-            const auto t0 = std::chrono::steady_clock::now();
-            r = toMeasureResult(gpu::measureGpuModuleIsolated(m_options.api, m_options.deviceIndex, *b.gpuModule, o,
-                                                              inputs[i].check.get(), m_options.timeoutS));
-            r.allCost = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            e.kind = MeasureEvent::Kind::Finished;
-            e.endTime = nowTimestamp();
-            e.errorNo = r.errorNo;
-            e.message = r.errorMsg;
-            emitEvent(e);
+            r = runStep(batch, int(i), inputs[i].workloadKey, device, [&] {
+                const auto t0 = std::chrono::steady_clock::now();
+                MeasureResult m = toMeasureResult(gpu::measureGpuModuleIsolated(
+                    m_options.api, m_options.deviceIndex, *b.gpuModule, o, inputs[i].check.get(), m_options.timeoutS));
+                m.allCost = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                return m;
+            });
         }
         r.allCost += b.timeCost;
         results.push_back(std::move(r));

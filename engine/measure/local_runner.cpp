@@ -173,21 +173,8 @@ std::vector<MeasureResult> LocalRunner::run(const std::vector<MeasureInput>& inp
         if (b.errorNo != MeasureErrorNo::NoError || !b.kernel) {
             r = failure(b.errorNo == MeasureErrorNo::NoError ? MeasureErrorNo::CompileHost : b.errorNo, b.errorMsg);
         } else {
-            MeasureEvent e;
-            e.phase = MeasureEvent::Phase::Run;
-            e.batch = m_batches;
-            e.candidate = int(i);
-            e.workloadKey = inputs[i].workloadKey;
-            e.device = "local sandbox";
-            e.deviceKey = "local";
-            e.startTime = nowTimestamp();
-            emitEvent(e);
-            r = runOne(*b.kernel, inputs[i].check.get());
-            e.kind = MeasureEvent::Kind::Finished;
-            e.endTime = nowTimestamp();
-            e.errorNo = r.errorNo;
-            e.message = r.errorMsg;
-            emitEvent(e);
+            r = runStep(m_batches, int(i), inputs[i].workloadKey, "local sandbox",
+                        [&] { return runOne(*b.kernel, inputs[i].check.get()); });
         }
         r.allCost += b.timeCost;
         out.push_back(std::move(r));

@@ -38,4 +38,24 @@ double nowTimestamp() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+MeasureResult MeasureEventSource::runStep(long long batch, int candidate, const std::string& workloadKey,
+                                          const std::string& device, const std::function<MeasureResult()>& run) const {
+    MeasureEvent e;
+    e.phase = MeasureEvent::Phase::Run;
+    e.batch = batch;
+    e.candidate = candidate;
+    e.workloadKey = workloadKey;
+    e.device = device;
+    e.deviceKey = "local";
+    e.startTime = nowTimestamp();
+    emitEvent(e);
+    MeasureResult r = run();
+    e.kind = MeasureEvent::Kind::Finished;
+    e.endTime = nowTimestamp();
+    e.errorNo = r.errorNo;
+    e.message = r.errorMsg;
+    emitEvent(e);
+    return r;
+}
+
 }  // namespace tb::measure

@@ -144,6 +144,10 @@ public:
 protected:
     ~MeasureEventSource() = default;
     bool hasEventSink() const { return bool(m_eventSink); }
+    /// One Run step on this machine (deviceKey "local"): emits Started, calls `run`, emits
+    /// Finished with the result's error, and returns the result.
+    MeasureResult runStep(long long batch, int candidate, const std::string& workloadKey, const std::string& device,
+                             const std::function<MeasureResult()>& run) const;
     /// Calls the sink, if any; an observer's bug never ends a batch.
     void emitEvent(const MeasureEvent& e) const noexcept {
         if (!m_eventSink) return;

@@ -395,9 +395,11 @@ void RpcRunner::worker(Batch& b) {
             // (linked into a shared library for a board).
             std::vector<uint8_t> linked;
             std::string name = "b" + std::to_string(b.id) + "_c" + std::to_string(i);
-            const LinkMode mode = br.gpuModule        ? LinkMode::Object
-                                  : o.link == LinkMode::Auto ? (br.kernel->runsOnHost ? LinkMode::Object : LinkMode::SharedLibrary)
-                                                             : o.link;
+            LinkMode mode = o.link;
+            if (br.gpuModule)
+                mode = LinkMode::Object;
+            else if (mode == LinkMode::Auto)
+                mode = br.kernel->runsOnHost ? LinkMode::Object : LinkMode::SharedLibrary;
             if (br.gpuModule) {
                 name += ".gpu.json";
                 const std::string text = codegen::toJson(*br.gpuModule).dump();

@@ -5,6 +5,7 @@
 // the CPU's answers with positive device times, and every failure as its TVM error number: a
 // source that does not compile (with the build log), a missing entry, an out-of-bounds write, a
 // refused work-group size, a wrong answer, a hang (killed: RUN_TIMEOUT), a malformed module JSON.
+// Every test runs the runtime in forked children only (see testTiledMatmulTwoLaunches).
 // CUDA: only "the library is not present" here (this machine has no NVIDIA driver); the device
 // side of CUDA is exercised on the H100 by tools/gpu's tunebench-gpu-selftest.
 #include <QtTest>
@@ -13,8 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/measure/child_run.h"
 #include "engine/measure/gpu_device.h"
 #include "engine/measure/timer.h"
+#include "engine/support/process.h"
 #include "tools/gpu/sample_modules.h"
 
 using namespace tb;
@@ -25,6 +28,20 @@ class TestGpuDevice : public QObject {
     Q_OBJECT
 
 private:
+    // Runs `body` in a forked child (see the comment above testTiledMatmulTwoLaunches) and returns
+    // the JSON it produced, or {"exception": what} when it threw or the child died.
+    static nlohmann::json inChild(const std::function<nlohmann::json()>& body) {
+        const measure::ChildOutcome c = measure::runInChild(120, [&] {
+            try {
+                return body().dump();
+            } catch (const std::exception& e) {
+                return nlohmann::json{{"exception", e.what()}}.dump();
+            }
+        });
+        if (!c.ok()) return {{"exception", "the child process failed: " + describeWaitStatus(c.status)}};
+        return nlohmann::json::parse(c.out);
+    }
+
     static GpuMeasureOptions fast() {
         GpuMeasureOptions o;
         o.number = 2;
@@ -150,78 +167,103 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(GpuError, queryGpuAttributesIsolated(GpuApi::CUDA, 0, 60));
     }
 
-    // In this process from here on: the OpenCL runtime is initialized in the test process, so
-    // every test that forks a measuring child comes before (a forked child cannot use a runtime
-    // its parent started: PoCL's worker threads do not survive fork).
+    // The in-process API (what a measuring child runs), called in a forked child all the same:
+    // the test process never starts the OpenCL runtime, because PoCL does not free its global
+    // state at exit (LeakSanitizer, scripts/test --sanitize, would report it) and a child forked
+    // after it started could not use it (PoCL's worker threads do not survive fork).
 
     void testTiledMatmulTwoLaunches() {
-        // The in-process API (what a measuring child runs).
-        const samples::SampleCase s = samples::tiledMatmulBiasRelu(GpuLanguage::OpenCL);
-        const std::unique_ptr<GpuDevice> dev = openGpuDevice(GpuApi::OpenCL, 0);
-        QVERIFY(dev->api() == GpuApi::OpenCL);
-        GpuMeasureOptions o = fast();
-        o.returnOutputs = true;
-        const GpuMeasureResult r = measureGpuModule(*dev, s.module, o, &s.check);
+        const nlohmann::json j = inChild([] {
+            const samples::SampleCase s = samples::tiledMatmulBiasRelu(GpuLanguage::OpenCL);
+            const std::unique_ptr<GpuDevice> dev = openGpuDevice(GpuApi::OpenCL, 0);
+            GpuMeasureOptions o = fast();
+            o.returnOutputs = true;
+            const GpuMeasureResult r = measureGpuModule(*dev, s.module, o, &s.check);
+            GpuMeasureOptions random = o;
+            random.seed = 7;
+            const GpuMeasureResult r2 = measureGpuModule(*dev, s.module, random);
+            const std::vector<float>& out = r.outputs.at(3);
+            return nlohmann::json{
+                {"opencl", dev->api() == GpuApi::OpenCL},
+                {"checked", toJson(r)},
+                {"zeros", std::count(out.begin(), out.end(), 0.0f)},
+                {"positive", std::count_if(out.begin(), out.end(), [](float v) { return v > 0.1f; })},
+                {"random_ok", r2.ok()},
+                {"random_differs", r2.outputs.at(3) != out}};
+        });
+        QVERIFY2(!j.contains("exception"), j.dump().c_str());
+        QVERIFY(j["opencl"].get<bool>());
+        const GpuMeasureResult r = gpuMeasureResultFromJson(j["checked"]);
         QVERIFY2(r.ok(), r.errorMsg.c_str());
         QCOMPARE(int(r.costs.size()), 3);
         for (double c : r.costs) QVERIFY(c > 0);
         // Some outputs are clamped by the ReLU, some are not: both paths of the epilogue ran.
-        const std::vector<float>& out = r.outputs[3];
-        QVERIFY(std::count(out.begin(), out.end(), 0.0f) > 0);
-        QVERIFY(std::count_if(out.begin(), out.end(), [](float v) { return v > 0.1f; }) > 0);
+        QVERIFY(j["zeros"].get<int>() > 0);
+        QVERIFY(j["positive"].get<int>() > 0);
         // Random inputs (no check): still runs, and the answer is not the checked one.
-        GpuMeasureOptions random = o;
-        random.seed = 7;
-        const GpuMeasureResult r2 = measureGpuModule(*dev, s.module, random);
-        QVERIFY2(r2.ok(), r2.errorMsg.c_str());
-        QVERIFY(r2.outputs[3] != out);
+        QVERIFY(j["random_ok"].get<bool>());
+        QVERIFY(j["random_differs"].get<bool>());
     }
 
     void testTimerRoundsGrowToMinRepeat() {
         // The device clock drives TVM's growth rule: every round lasts at least min_repeat_ms of
         // device time, so costs are per module run, not per round.
-        const samples::SampleCase s = samples::vectorAdd(GpuLanguage::OpenCL, 4096);
-        const std::unique_ptr<GpuDevice> dev = openGpuDevice(GpuApi::OpenCL, 0);
-        const std::unique_ptr<GpuProgram> p = dev->load(s.module);
-        const double once = p->runTimed(1);
-        QVERIFY(once > 0);
-        measure::TimerOptions t;
-        t.number = 1;
-        t.repeat = 2;
-        t.minRepeatMs = 20;
-        int calls = 0, largest = 0;
-        const std::vector<double> costs = measure::timeEvaluateRounds(
-            [&](int number) {
-                ++calls;
-                largest = std::max(largest, number);
-                return p->runTimed(number);
-            },
-            t);
+        const nlohmann::json j = inChild([] {
+            const samples::SampleCase s = samples::vectorAdd(GpuLanguage::OpenCL, 4096);
+            const std::unique_ptr<GpuDevice> dev = openGpuDevice(GpuApi::OpenCL, 0);
+            const std::unique_ptr<GpuProgram> p = dev->load(s.module);
+            const double once = p->runTimed(1);
+            measure::TimerOptions t;
+            t.number = 1;
+            t.repeat = 2;
+            t.minRepeatMs = 20;
+            int calls = 0, largest = 0;
+            const std::vector<double> costs = measure::timeEvaluateRounds(
+                [&](int number) {
+                    ++calls;
+                    largest = std::max(largest, number);
+                    return p->runTimed(number);
+                },
+                t);
+            return nlohmann::json{{"once", once}, {"calls", calls}, {"largest", largest}, {"costs", costs}};
+        });
+        QVERIFY2(!j.contains("exception"), j.dump().c_str());
+        QVERIFY(j["once"].get<double>() > 0);
+        const auto costs = j["costs"].get<std::vector<double>>();
         QCOMPARE(int(costs.size()), 2);
-        QVERIFY(calls >= 3);                        // at least one growth, then the second round
-        QVERIFY(largest * costs[0] * 1e3 >= 20 * 0.5);  // the last round reached ~min_repeat_ms
+        QVERIFY(j["calls"].get<int>() >= 3);                             // at least one growth, then round 2
+        QVERIFY(j["largest"].get<int>() * costs[0] * 1e3 >= 20 * 0.5);  // the last round reached ~min_repeat_ms
     }
 
     void testMissingEntryAndWrongLanguage() {
-        const std::unique_ptr<GpuDevice> dev = openGpuDevice(GpuApi::OpenCL, 0);
-        codegen::GpuModule m = samples::vectorAdd(GpuLanguage::OpenCL).module;
-        m.launches[0].entry = "no_such_kernel";
-        GpuMeasureResult r = measureGpuModule(*dev, m, fast());
+        const nlohmann::json j = inChild([] {
+            const std::unique_ptr<GpuDevice> dev = openGpuDevice(GpuApi::OpenCL, 0);
+            codegen::GpuModule m = samples::vectorAdd(GpuLanguage::OpenCL).module;
+            m.launches[0].entry = "no_such_kernel";
+            return nlohmann::json{{"missing", toJson(measureGpuModule(*dev, m, fast()))},
+                                  {"cuda", toJson(measureGpuModule(*dev, samples::vectorAdd(GpuLanguage::CUDA).module, fast()))}};
+        });
+        QVERIFY2(!j.contains("exception"), j.dump().c_str());
+        GpuMeasureResult r = gpuMeasureResultFromJson(j["missing"]);
         QCOMPARE(r.errorNo, kErrorCompileDevice);
         QVERIFY2(r.errorMsg.find("no_such_kernel") != std::string::npos, r.errorMsg.c_str());
-        r = measureGpuModule(*dev, samples::vectorAdd(GpuLanguage::CUDA).module, fast());
+        r = gpuMeasureResultFromJson(j["cuda"]);
         QCOMPARE(r.errorNo, kErrorCompileDevice);
         QVERIFY2(r.errorMsg.find("cuda module") != std::string::npos, r.errorMsg.c_str());
     }
 
     void testBadDeviceIndexAndApiNames() {
-        try {
-            openGpuDevice(GpuApi::OpenCL, 99);
-            QFAIL("device 99 opened");
-        } catch (const GpuError& e) {
-            QCOMPARE(e.errorNo(), kErrorCompileDevice);
-            QVERIFY2(std::string(e.what()).find("no OpenCL device 99") != std::string::npos, e.what());
-        }
+        const nlohmann::json j = inChild([] {
+            try {
+                openGpuDevice(GpuApi::OpenCL, 99);
+                return nlohmann::json{{"opened", true}};
+            } catch (const GpuError& e) {
+                return nlohmann::json{{"error_no", e.errorNo()}, {"error_msg", e.what()}};
+            }
+        });
+        QVERIFY2(!j.contains("opened") && !j.contains("exception"), j.dump().c_str());
+        QCOMPARE(j["error_no"].get<int>(), kErrorCompileDevice);
+        QVERIFY2(j["error_msg"].get<std::string>().find("no OpenCL device 99") != std::string::npos, j.dump().c_str());
         QVERIFY(parseGpuApi("cuda") == GpuApi::CUDA);
         QVERIFY(parseGpuApi("opencl") == GpuApi::OpenCL);
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, parseGpuApi("metal"));

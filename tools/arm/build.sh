@@ -3,7 +3,7 @@
 # Cross-compiles tunebench-device-server (tools/arm/device_server.cpp) for aarch64-linux-gnu with
 # clang + lld against Debian's -arm64-cross packages (TOOLCHAIN.md pitfall 9). No Qt, no LLVM, no
 # engine library: the server is compiled from the engine sources it needs, engine/rpc (plain C++ +
-# nlohmann_json headers), engine/measure/timer.cpp, the kernel ABI's host side
+# nlohmann_json headers), engine/measure/timer.cpp, child_run.cpp and check_blob.cpp, the kernel ABI's host side
 # (engine/codegen/kernel_runtime.cpp, no LLVM), the graph executor of exported networks
 # (engine/runtime's network_executor, deployed_network, graph_runtime, graph_json: no compiler) and the
 # dependency-free parts of engine/support.
@@ -71,16 +71,17 @@ SOURCES=(
   tools/arm/device_server.cpp
   engine/rpc/protocol.cpp engine/rpc/socket.cpp engine/rpc/tracker_client.cpp
   engine/rpc/session_protocol.cpp engine/rpc/rpc_server.cpp engine/rpc/network_call.cpp
-  engine/measure/timer.cpp
+  engine/measure/timer.cpp engine/measure/child_run.cpp engine/measure/check_blob.cpp
   engine/codegen/kernel_runtime.cpp
   engine/runtime/network_executor.cpp engine/runtime/deployed_network.cpp engine/runtime/graph_runtime.cpp
   engine/runtime/graph_json.cpp
   engine/support/py_json.cpp engine/support/thread_pool.cpp
 )
-HEADERS=("$ROOT"/engine/rpc/*.h "$ROOT"/engine/measure/timer.h "$ROOT"/engine/support/*.h
+HEADERS=("$ROOT"/engine/rpc/*.h "$ROOT"/engine/measure/timer.h "$ROOT"/engine/measure/child_run.h
+         "$ROOT"/engine/measure/check_blob.h "$ROOT"/engine/support/*.h
          "$ROOT"/engine/codegen/kernel_abi.h "$ROOT"/engine/codegen/kernel_runtime.h
          "$ROOT"/engine/runtime/network_executor.h "$ROOT"/engine/runtime/deployed_network.h "$ROOT"/engine/runtime/graph_runtime.h
-         "$ROOT"/engine/runtime/graph_json.h "$ROOT"/tools/arm/build.sh)
+         "$ROOT"/engine/runtime/graph_json.h "$ROOT"/tools/server_args.h "$ROOT"/tools/arm/build.sh)
 CXXFLAGS=("${TARGET_FLAGS[@]}" -std=c++20 -O2 -fPIE -Wall -Wno-unused-parameter
           "${STD_FLAGS[@]}" -isystem "$OUT/include" -I "$ROOT")
 

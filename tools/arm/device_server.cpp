@@ -27,18 +27,10 @@
 // over --threads threads (default all cores; --threads 1 runs them serially); libm (expf, tanhf,
 // ...) and libc (memset, memcpy) come from the server's own dependencies, which are in the global
 // scope a dlopen()ed library binds against.
-#include <dirent.h>
 #include <dlfcn.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -50,10 +42,11 @@
 #include <sstream>
 #include <string>
 #include <thread>
-#include <tuple>
 #include <vector>
 
 #include "engine/codegen/kernel_abi.h"
+#include "engine/measure/check_blob.h"
+#include "engine/measure/child_run.h"
 #include "engine/measure/timer.h"
 #include "engine/rpc/measure_executor.h"
 #include "engine/rpc/network_call.h"
@@ -62,6 +55,7 @@
 #include "engine/support/error.h"
 #include "engine/support/log.h"
 #include "engine/support/process.h"
+#include "tools/server_args.h"
 
 namespace {
 
@@ -74,45 +68,6 @@ constexpr int kCompileDevice = 3, kRuntimeDevice = 4, kWrongAnswer = 5, kRunTime
 // Keeps libm in the executable's dependencies (kernels call expf & co. through the global scope;
 // the link line also says --no-as-needed -lm).
 float (*volatile g_keepLibm[])(float) = {&::expf, &::logf, &::tanhf, &::erff};
-
-// ---- the check blob (format: engine/measure/sandbox_executor.h) ----
-struct Check {
-    double rtol = 1e-4, atol = 1e-5;
-    std::vector<std::vector<float>> inputs, expected;
-};
-
-bool decodeCheck(const std::string& s, Check* c, std::string* err) {
-    size_t pos = 0;
-    auto take = [&](void* dst, size_t n) {
-        if (s.size() - pos < n) return false;
-        std::memcpy(dst, s.data() + pos, n);
-        pos += n;
-        return true;
-    };
-    auto arrays = [&](std::vector<std::vector<float>>* out) {
-        uint32_t n = 0;
-        if (!take(&n, 4) || n > 4096) return false;
-        out->resize(n);
-        for (auto& a : *out) {
-            uint64_t count = 0;
-            if (!take(&count, 8) || count > (s.size() - pos) / 4) return false;
-            a.resize(size_t(count));
-            if (!take(a.data(), size_t(count) * 4)) return false;
-        }
-        return true;
-    };
-    char magic[4];
-    uint32_t version = 0;
-    if (!take(magic, 4) || std::memcmp(magic, "TBCK", 4) != 0 || !take(&version, 4) || version != 1) {
-        *err = "not a version-1 check blob";
-        return false;
-    }
-    if (!take(&c->rtol, 8) || !take(&c->atol, 8) || !arrays(&c->inputs) || !arrays(&c->expected) || pos != s.size()) {
-        *err = "malformed check blob";
-        return false;
-    }
-    return true;
-}
 
 bool readFile(const std::string& path, std::string* out) {
     std::ifstream f(path, std::ios::binary);
@@ -129,7 +84,7 @@ RunReply fail(int errorNo, std::string msg) {
 }
 
 // Runs in the forked child: load, fill, warm up, check, time.
-RunReply measureHere(const RunRequest& req, const Check* check, uint64_t seed) {
+RunReply measureHere(const RunRequest& req, const tb::measure::CheckSpec* check, uint64_t seed) {
     void* lib = dlopen(req.modulePath.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib) return fail(kCompileDevice, std::string("dlopen: ") + dlerror());
     auto fn = reinterpret_cast<TBKernelFunction>(dlsym(lib, req.function.c_str()));
@@ -193,95 +148,12 @@ RunReply measureHere(const RunRequest& req, const Check* check, uint64_t seed) {
     return r;
 }
 
-// Closes every socket descriptor but `keep` (the open ones are listed in /proc/self/fd; without
-// /proc the first 1024 descriptors are tried).
-void closeSocketsExcept(int keep) {
-    std::vector<int> fds;
-    if (DIR* d = opendir("/proc/self/fd")) {
-        while (const dirent* e = readdir(d))
-            if (e->d_name[0] >= '0' && e->d_name[0] <= '9') fds.push_back(std::atoi(e->d_name));
-        closedir(d);
-    } else {
-        for (int fd = 3; fd < 1024; ++fd) fds.push_back(fd);
-    }
-    for (int fd : fds) {
-        struct stat st;
-        if (fd > 2 && fd != keep && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode)) close(fd);
-    }
-}
-
 // Threads of a kernel's parallel loops: the size of ThreadPool::global(), which each measuring
 // child creates on its first parallel loop (threads do not survive fork) from TB_NUM_THREADS.
 int kernelThreads() {
     const char* env = std::getenv("TB_NUM_THREADS");
     const int n = env ? std::atoi(env) : 0;
     return n > 0 ? n : int(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-// What a forked child left: its output (all it wrote before exiting), its wait status, and whether
-// it was killed for outliving the deadline.
-struct ChildOutcome {
-    std::string out;
-    int status = 0;
-    bool timedOut = false;
-    bool ok() const { return !timedOut && WIFEXITED(status) && WEXITSTATUS(status) == 0 && !out.empty(); }
-};
-
-// Runs `body` in a fresh forked child (dlopen state, heap and signal damage die with it) and returns
-// what it produced, killing it after timeoutSec. Throws std::runtime_error when pipe or fork fail.
-ChildOutcome runInChild(double timeoutSec, const std::function<std::string()>& body) {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-    const pid_t parent = getpid();
-    const pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-    }
-    if (pid == 0) {
-        // Child: drop every inherited socket (the tracker connection, the session, the listen
-        // socket), so a candidate that outlives a dead server cannot keep them open, and die
-        // with the server.
-        // Only sockets are closed: under qemu-user other descriptors may belong to the emulator.
-        const int keep = fds[1];
-        closeSocketsExcept(keep);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(1);
-        const std::string out = body();
-        size_t off = 0;
-        while (off < out.size()) {
-            const ssize_t n = write(keep, out.data() + off, out.size() - off);
-            if (n <= 0) _exit(2);
-            off += size_t(n);
-        }
-        _exit(0);
-    }
-    close(fds[1]);
-    ChildOutcome c;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeoutSec);
-    for (;;) {
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-        if (left <= 0) {
-            c.timedOut = true;
-            break;
-        }
-        pollfd p{fds[0], POLLIN, 0};
-        const int rc = poll(&p, 1, int(std::min<long long>(left, 1000)));
-        if (rc < 0 && errno == EINTR) continue;
-        if (rc <= 0) continue;
-        char buf[65536];
-        const ssize_t n = read(fds[0], buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        c.out.append(buf, size_t(n));
-    }
-    close(fds[0]);
-    if (c.timedOut) kill(pid, SIGKILL);
-    while (waitpid(pid, &c.status, 0) < 0 && errno == EINTR) {
-    }
-    return c;
 }
 
 // A CallReply as bytes through the child's pipe: u64 header length, header JSON, blob.
@@ -310,15 +182,17 @@ public:
     explicit ForkingDlopenExecutor(uint64_t seed) : m_seed(seed) {}
 
     RunReply run(const RunRequest& req) override {
-        std::unique_ptr<Check> check;
+        std::unique_ptr<tb::measure::CheckSpec> check;
         std::string blob;
-        if (readFile(req.modulePath + ".check", &blob)) {
-            check = std::make_unique<Check>();
-            std::string err;
-            if (!decodeCheck(blob, check.get(), &err)) return fail(kUnknown, err);
+        if (readFile(req.modulePath + std::string(tb::measure::kCheckBlobSuffix), &blob)) {
+            try {
+                check = std::make_unique<tb::measure::CheckSpec>(tb::measure::decodeCheckBlob(blob));
+            } catch (const std::exception& e) {
+                return fail(kUnknown, e.what());
+            }
         }
         if (req.function.empty()) return fail(kCompileDevice, "the run request names no entry function");
-        const ChildOutcome c = runInChild(req.timeoutSec, [&] {
+        const tb::measure::ChildOutcome c = tb::measure::runInChild(req.timeoutSec, [&] {
             RunReply r;
             try {
                 r = measureHere(req, check.get(), m_seed);
@@ -354,7 +228,7 @@ public:
                 return tb::rpc::callError(kCompileDevice, "'" + *names[i] + "' was not uploaded in this session");
             paths[i] = it->second;
         }
-        const ChildOutcome c = runInChild(req.timeoutSec, [&] {
+        const tb::measure::ChildOutcome c = tb::measure::runInChild(req.timeoutSec, [&] {
             tb::rpc::NetworkRunReply r;
             try {
                 r = tb::runtime::runNetworkRequest(req, paths[0], paths[1], paths[2], kernelThreads());
@@ -400,42 +274,20 @@ int serve(int argc, char** argv) {
     o.host = "0.0.0.0";
     o.key = "rasp4b-64";
     uint64_t seed = 0;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            const size_t eq = a.find('=');
-            if (eq != std::string::npos) return a.substr(eq + 1);
-            TB_USER_CHECK(i + 1 < argc) << a << " needs a value";
-            return argv[++i];
-        };
-        auto is = [&](const char* name) { return a == name || a.rfind(std::string(name) + "=", 0) == 0; };
-        if (a == "-h" || a == "--help") {
+    tb::tools::ArgReader r(argc, argv);
+    while (r.next()) {
+        if (r.arg() == "-h" || r.arg() == "--help") {
             usage(stdout);
             return 0;
-        } else if (is("--tracker")) {
-            std::tie(o.trackerHost, o.trackerPort) = tb::parseHostPort(value(), "--tracker");
-        } else if (is("--key")) {
-            o.key = value();
-        } else if (is("--host")) {
-            o.host = value();
-        } else if (is("--port")) {
-            o.port = tb::parsePort(value(), "--port");
-        } else if (is("--port-end")) {
-            o.portEnd = tb::parsePort(value(), "--port-end");
-        } else if (is("--custom-addr")) {
-            o.customAddr = value();
-        } else if (is("--token")) {
-            o.token = value();
-        } else if (is("--work-dir")) {
-            o.workDir = value();
-        } else if (is("--threads")) {
-            const std::string n = value();
+        } else if (tb::tools::applyServerOption(r, o)) {
+        } else if (r.is("--threads")) {
+            const std::string n = r.value();
             TB_USER_CHECK(std::atoi(n.c_str()) >= 1) << "--threads must be >= 1";
             setenv("TB_NUM_THREADS", n.c_str(), 1);
-        } else if (is("--seed")) {
-            seed = std::strtoull(value().c_str(), nullptr, 10);
+        } else if (r.is("--seed")) {
+            seed = std::strtoull(r.value().c_str(), nullptr, 10);
         } else {
-            std::fprintf(stderr, "error: unknown option '%s'\n", a.c_str());
+            std::fprintf(stderr, "error: unknown option '%s'\n", r.arg().c_str());
             usage(stderr);
             return 2;
         }

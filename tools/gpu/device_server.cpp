@@ -14,7 +14,6 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
-#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +22,7 @@
 #include "engine/support/error.h"
 #include "engine/support/log.h"
 #include "engine/support/process.h"
+#include "tools/server_args.h"
 
 namespace {
 
@@ -51,52 +51,30 @@ int serve(int argc, char** argv) {
     int index = 0;
     uint64_t seed = 0;
     nlohmann::json overrides = nlohmann::json::object();
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            const size_t eq = a.find('=');
-            if (eq != std::string::npos) return a.substr(eq + 1);
-            TB_USER_CHECK(i + 1 < argc) << a << " needs a value";
-            return argv[++i];
-        };
-        auto is = [&](const char* name) { return a == name || a.rfind(std::string(name) + "=", 0) == 0; };
-        if (a == "-h" || a == "--help") {
+    tb::tools::ArgReader r(argc, argv);
+    while (r.next()) {
+        if (r.arg() == "-h" || r.arg() == "--help") {
             usage(stdout);
             return 0;
-        } else if (is("--device-index")) {
-            index = std::atoi(value().c_str());
-        } else if (is("--device")) {
+        } else if (r.is("--device-index")) {
+            index = std::atoi(r.value().c_str());
+        } else if (r.is("--device")) {
             try {
-                api = tb::gpu::parseGpuApi(value());
+                api = tb::gpu::parseGpuApi(r.value());
             } catch (const std::invalid_argument& e) {
                 TB_USER_ERROR() << "--device: " << e.what();
             }
-        } else if (is("--tracker")) {
-            std::tie(o.trackerHost, o.trackerPort) = tb::parseHostPort(value(), "--tracker");
-        } else if (is("--key")) {
-            o.key = value();
-        } else if (is("--host")) {
-            o.host = value();
-        } else if (is("--port")) {
-            o.port = tb::parsePort(value(), "--port");
-        } else if (is("--port-end")) {
-            o.portEnd = tb::parsePort(value(), "--port-end");
-        } else if (is("--custom-addr")) {
-            o.customAddr = value();
-        } else if (is("--token")) {
-            o.token = value();
-        } else if (is("--work-dir")) {
-            o.workDir = value();
-        } else if (is("--attr")) {
-            const std::string v = value();
+        } else if (tb::tools::applyServerOption(r, o)) {
+        } else if (r.is("--attr")) {
+            const std::string v = r.value();
             const size_t eq = v.find('=');
             TB_USER_CHECK(eq != std::string::npos && eq > 0) << "--attr wants NAME=VALUE, got '" << v << "'";
             const std::string text = v.substr(eq + 1);
             overrides[v.substr(0, eq)] = nlohmann::json::accept(text) ? nlohmann::json::parse(text) : nlohmann::json(text);
-        } else if (is("--seed")) {
-            seed = std::strtoull(value().c_str(), nullptr, 10);
+        } else if (r.is("--seed")) {
+            seed = std::strtoull(r.value().c_str(), nullptr, 10);
         } else {
-            std::fprintf(stderr, "error: unknown option '%s'\n", a.c_str());
+            std::fprintf(stderr, "error: unknown option '%s'\n", r.arg().c_str());
             usage(stderr);
             return 2;
         }
