@@ -43,7 +43,10 @@ QStringList TuningSession::networkNames() {
 
 QString TuningSession::validateTarget(const QString& target) {
     try {
-        codegen::Target::parse(target.toStdString());
+        const codegen::Target t = codegen::Target::parse(target.toStdString());
+        // GPU targets parse, but tuning them needs the GPU search (tuning::buildTuner refuses them).
+        if (t.isGpu())
+            return QStringLiteral("target '%1' is a GPU target: tuning for GPUs is not available yet").arg(target);
         return {};
     } catch (const std::exception& e) {
         return QString::fromUtf8(e.what());

@@ -31,7 +31,8 @@ public:
 
     /// Zoo network names the engine knows.
     static QStringList networkNames();
-    /// Empty for a valid TVM target string, else the parser's message.
+    /// Empty for a valid TVM target string that can be tuned, else the parser's message (or, for a
+    /// GPU target, that GPUs cannot be tuned yet).
     static QString validateTarget(const QString& target);
     /// The AutoTVM tuners the window offers (TVM's tutorial names: "xgb", "ga", "random", ...).
     static QStringList autotvmTunerNames();

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "engine/autotvm/template.h"
+#include "engine/support/error.h"
 
 namespace tb::autotvm {
 
@@ -95,6 +96,11 @@ bool isArmCpuTarget(const std::string& target) {
 }
 
 ExtractedTasks extractTasks(const graph::Graph& graph, const std::string& target) {
+    // GPU targets (cuda, opencl -device=mali) have their own templates (strategy/mali.py,
+    // cuda.py); until they are here, say so rather than hand out the x86 ones.
+    const std::string kind = target.substr(0, target.find_first_of(" \t"));
+    TB_USER_CHECK(kind != "cuda" && kind != "opencl")
+        << "target '" << target << "': AutoTVM task extraction follows the x86 and arm_cpu strategies only (no GPU templates yet)";
     return isArmCpuTarget(target) ? extractArmCpuTasks(graph) : extractX86Tasks(graph);
 }
 

@@ -55,7 +55,8 @@ ExtractedTasks extractX86Tasks(const graph::Graph& graph);
 ExtractedTasks extractArmCpuTasks(const graph::Graph& graph);
 /// True for an arm_cpu target (`-device=arm_cpu` or the `arm_cpu` key).
 bool isArmCpuTarget(const std::string& target);
-/// extractArmCpuTasks for an arm_cpu target, extractX86Tasks for any other `llvm` target.
+/// extractArmCpuTasks for an arm_cpu target, extractX86Tasks for any other `llvm` target; UserError
+/// for a GPU target (`cuda ...`, `opencl ...`: no GPU templates yet).
 ExtractedTasks extractTasks(const graph::Graph& graph, const std::string& target);
 
 /// The args of TVM's conv2d_NCHWc.x86 task for an NCHW conv2d (what topi.x86.conv2d_nchw passes

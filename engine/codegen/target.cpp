@@ -5,6 +5,7 @@
 #include <cctype>
 #include <mutex>
 #include <sstream>
+#include <utility>
 
 #include "engine/codegen/llvm_headers.h"
 #include "engine/codegen/llvm_init.h"
@@ -99,6 +100,16 @@ int parsePositive(const std::string& text, const std::string& key, const std::st
     return r;
 }
 
+// One `-key=value` option of a target string: (key, value), UserError for anything else.
+std::pair<std::string, std::string> splitOption(const std::string& text, const std::string& tok) {
+    TB_USER_CHECK(tok.size() > 1 && tok[0] == '-') << "target '" << text << "': expected an option '-key=value', got '" << tok << "'";
+    const size_t eq = tok.find('=');
+    TB_USER_CHECK(eq != std::string::npos) << "target '" << text << "': option '" << tok << "' has no '=value'";
+    std::string key = tok.substr(1, eq - 1), value = tok.substr(eq + 1);
+    TB_USER_CHECK(!value.empty()) << "target '" << text << "': option -" << key << " has an empty value";
+    return {std::move(key), std::move(value)};
+}
+
 // The host given inside a target string (-host=...), parsed and printed canonically.
 std::string parseHost(const std::string& text, const std::string& value) {
     Target h;
@@ -119,12 +130,7 @@ Target parseGpu(const std::string& text, const std::vector<std::string>& tokens)
     bool userKeys = false;
     std::vector<std::string> keys;
     for (size_t i = 1; i < tokens.size(); ++i) {
-        const std::string& tok = tokens[i];
-        TB_USER_CHECK(tok.size() > 1 && tok[0] == '-') << "target '" << text << "': expected an option '-key=value', got '" << tok << "'";
-        const size_t eq = tok.find('=');
-        TB_USER_CHECK(eq != std::string::npos) << "target '" << text << "': option '" << tok << "' has no '=value'";
-        const std::string key = tok.substr(1, eq - 1), value = tok.substr(eq + 1);
-        TB_USER_CHECK(!value.empty()) << "target '" << text << "': option -" << key << " has an empty value";
+        const auto [key, value] = splitOption(text, tokens[i]);
         if (key == "keys") {
             userKeys = true;
             keys = splitComma(value);
@@ -245,12 +251,7 @@ Target Target::parse(const std::string& text) {
     t.keys.clear();
     bool haveMattr = false;
     for (size_t i = 1; i < tokens.size(); ++i) {
-        const std::string& tok = tokens[i];
-        TB_USER_CHECK(tok.size() > 1 && tok[0] == '-') << "target '" << text << "': expected an option '-key=value', got '" << tok << "'";
-        const size_t eq = tok.find('=');
-        TB_USER_CHECK(eq != std::string::npos) << "target '" << text << "': option '" << tok << "' has no '=value'";
-        const std::string key = tok.substr(1, eq - 1), value = tok.substr(eq + 1);
-        TB_USER_CHECK(!value.empty()) << "target '" << text << "': option -" << key << " has an empty value";
+        const auto [key, value] = splitOption(text, tokens[i]);
         if (key == "mtriple") {
             t.mtriple = value;
         } else if (key == "mcpu") {

@@ -3,58 +3,26 @@
 // their default hardware parameters, and task extraction with TVM's cuda / mali strategies,
 // checked against what TVM printed: seed 003 (mobilenet NHWC on `opencl -device=mali`) and TVM's
 // CI log gallery/how_to/tune_with_autoscheduler/ci_logs/resnet-18-NHWC-B1-cuda.json.
-#include <QFile>
 #include <QRegularExpression>
 #include <QTest>
 
 #include <set>
+#include <utility>
 
 #include "engine/codegen/target.h"
 #include "engine/graph/task_extraction.h"
 #include "engine/graph/zoo.h"
 #include "engine/support/error.h"
+#include "tests/engine/test_task_util.h"
 
 using namespace tb;
 using namespace tb::graph;
+using tb::test::findTask;
+using tb::test::parseSeed;
+using tb::test::totalWeight;
 using codegen::Target;
 
 namespace {
-
-struct SeedTask {
-    std::string key;
-    std::string dag;  // full-mode print, each line ending in '\n'
-};
-
-/// The "========== Task i  (workload key: ...) ==========" blocks of a tutorial page, each followed
-/// by the DAG print and a blank line.
-std::vector<SeedTask> parseSeed(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) return {};
-    const QStringList lines = QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'));
-    static const QRegularExpression head(QStringLiteral("^========== Task \\d+  \\(workload key: (.*)\\) ==========$"));
-    std::vector<SeedTask> out;
-    for (int i = 0; i < lines.size(); ++i) {
-        auto m = head.match(lines[i]);
-        if (!m.hasMatch()) continue;
-        SeedTask t;
-        t.key = m.captured(1).toStdString();
-        for (++i; i < lines.size() && !lines[i].isEmpty(); ++i) t.dag += lines[i].toStdString() + "\n";
-        out.push_back(t);
-    }
-    return out;
-}
-
-const ExtractedTask* findTask(const std::vector<ExtractedTask>& tasks, const std::string& key) {
-    for (const auto& t : tasks)
-        if (t.workloadKey == key) return &t;
-    return nullptr;
-}
-
-int totalWeight(const std::vector<ExtractedTask>& tasks) {
-    int s = 0;
-    for (const auto& t : tasks) s += t.weight;
-    return s;
-}
 
 std::set<std::string> keySet(const std::vector<ExtractedTask>& tasks) {
     std::set<std::string> s;
@@ -91,6 +59,16 @@ const char* const kResnet18CudaKeys[] = {
     R"(["7c2a4f1f432f81c44985590780dfb52d", [1, 56, 56, 64], [6, 6, 64, 64], [1, 1, 1, 64], [1, 56, 56, 64]])",
     R"(["a3df19e5b88592ef5a9ce584a1ca3010", [1, 7, 7, 512], [4, 4, 512, 512], [1, 7, 7, 512], [1, 1, 1, 512], [1, 1, 1, 512], [1, 7, 7, 512]])",
 };
+
+/// The input height and alpha (tile size + 2) of a winograd task's key `["md5", [1, H, W, CI],
+/// [alpha, alpha, CO, CI], ...]`, or {0, 0} when the key does not have that form.
+std::pair<int, int> winogradHeightAlpha(const std::string& key) {
+    static const QRegularExpression shapes(QStringLiteral("^\\[\"[0-9a-f]{32}\", \\[1, (\\d+), \\d+, \\d+\\], \\[(\\d+), (\\d+), "));
+    const auto m = shapes.match(QString::fromStdString(key));
+    return m.hasMatch() ? std::pair<int, int>{m.captured(1).toInt(), m.captured(2).toInt()} : std::pair<int, int>{0, 0};
+}
+
+bool isWinograd(const ExtractedTask& t) { return t.dag.print(true).find("bgemm") != std::string::npos; }
 
 const char* const kMaliTarget = "opencl -device=mali";
 const char* const kArmHost = "llvm -mtriple=aarch64-linux-gnu";
@@ -313,7 +291,7 @@ private Q_SLOTS:
         const std::set<std::string> x86Keys = keySet(x86);
         int winograd = 0;
         for (const auto& t : cuda) {
-            if (t.dag.print(true).find("bgemm") == std::string::npos) {
+            if (!isWinograd(t)) {
                 QVERIFY2(x86Keys.count(t.workloadKey), t.workloadKey.c_str());
                 // A direct 3x3 conv left on cuda is a strided one.
                 QVERIFY2(t.workloadKey.find(", [3, 3, ") == std::string::npos || t.dag.print(true).find("(yy*2)") != std::string::npos,
@@ -321,21 +299,42 @@ private Q_SLOTS:
                 continue;
             }
             ++winograd;
-            // ["md5", [1, H, W, CI], [alpha, alpha, CO, CI], ...]: alpha 6 when H % 8 == 0, else 4.
-            static const QRegularExpression shapes(QStringLiteral("^\\[\"[0-9a-f]{32}\", \\[1, (\\d+), \\d+, \\d+\\], \\[(\\d+), (\\d+), "));
-            const auto m = shapes.match(QString::fromStdString(t.workloadKey));
-            QVERIFY2(m.hasMatch(), t.workloadKey.c_str());
-            const int h = m.captured(1).toInt();
-            QCOMPARE(m.captured(2).toInt(), h % 8 == 0 ? 6 : 4);
+            // alpha 6 (tile 4) when H % 8 == 0, else 4 (tile 2).
+            const auto [h, alpha] = winogradHeightAlpha(t.workloadKey);
+            QVERIFY2(h > 0, t.workloadKey.c_str());
+            QCOMPARE(alpha, h % 8 == 0 ? 6 : 4);
         }
         // x86 makes winograd tasks only for 64 < CO < 512 (the 28x28 and 14x14 stages); cuda also for
         // the 56x56 and 7x7 stages.
         int x86Winograd = 0;
-        for (const auto& t : x86) x86Winograd += t.dag.print(true).find("bgemm") != std::string::npos;
+        for (const auto& t : x86) x86Winograd += isWinograd(t);
         qInfo("resnet-50 NHWC cuda: %d tasks (%d winograd; x86: %d tasks, %d winograd)", int(cuda.size()), winograd,
               int(x86.size()), x86Winograd);
         QVERIFY(winograd > x86Winograd);
         QCOMPARE(int(cuda.size()), int(x86.size()));
+    }
+
+    // resnet-18 NHWC on Mali: every 3x3 stride-1 conv is winograd (strategy/mali.py), tile 4 where
+    // H % 4 == 0 (topi/mali/conv2d.py _pick_tile_size: the 56x56 and 28x28 stages), else 2. The
+    // 28x28 tile-4 tasks are the very computes x86 makes (same tile), so they have x86's keys.
+    void testResnet18Mali() {
+        const Graph net = makeNetwork("resnet-18", 1, "NHWC");
+        TaskExtractionOptions o;
+        o.target = kMaliTarget;
+        const auto mali = extractTasks(net, o);
+        const std::set<std::string> x86Keys = keySet(extractTasks(net));
+        QCOMPARE(int(mali.size()), 24);
+        QCOMPARE(totalWeight(mali), 25);
+        int winograd = 0;
+        for (const auto& t : mali) {
+            if (!isWinograd(t)) continue;
+            ++winograd;
+            const auto [h, alpha] = winogradHeightAlpha(t.workloadKey);
+            QVERIFY2(h > 0, t.workloadKey.c_str());
+            QCOMPARE(alpha, h % 4 == 0 ? 6 : 4);
+            if (h == 28) QVERIFY2(x86Keys.count(t.workloadKey), t.workloadKey.c_str());
+        }
+        QCOMPARE(winograd, 12);  // 3 fused forms x 4 stages, as on cuda
     }
 
     // A generic OpenCL target takes the cuda strategies (key gpu) but no weight pre-transform: the

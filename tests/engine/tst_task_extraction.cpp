@@ -20,54 +20,22 @@
 #include "engine/graph/task_extraction.h"
 #include "engine/graph/zoo.h"
 #include "engine/support/error.h"
+#include "tests/engine/test_task_util.h"
 #include "engine/support/md5.h"
 #include "engine/te/compute_dag.h"
 #include "engine/te/printer.h"
 
 using namespace tb;
 using namespace tb::graph;
+using tb::test::findTask;
+using tb::test::parseSeed;
+using tb::test::totalWeight;
 
 namespace {
-
-struct SeedTask {
-    std::string key;
-    std::string dag;  // full-mode print, each line ending in '\n'
-};
-
-/// The "========== Task i  (workload key: ...) ==========" blocks of a tutorial page, each followed
-/// by the DAG print and a blank line.
-std::vector<SeedTask> parseSeed(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) return {};
-    const QStringList lines = QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'));
-    static const QRegularExpression head(QStringLiteral("^========== Task \\d+  \\(workload key: (.*)\\) ==========$"));
-    std::vector<SeedTask> out;
-    for (int i = 0; i < lines.size(); ++i) {
-        auto m = head.match(lines[i]);
-        if (!m.hasMatch()) continue;
-        SeedTask t;
-        t.key = m.captured(1).toStdString();
-        for (++i; i < lines.size() && !lines[i].isEmpty(); ++i) t.dag += lines[i].toStdString() + "\n";
-        out.push_back(t);
-    }
-    return out;
-}
 
 /// "[1, 56, 56, 128], [1, 1, 128, 128], ..." part of a key (everything after the md5).
 std::string keyShapes(const std::string& key) { return key.substr(key.find(',') + 2); }
 std::string keyHash(const std::string& key) { return key.substr(2, 32); }
-
-const ExtractedTask* findTask(const std::vector<ExtractedTask>& tasks, const std::string& key) {
-    for (const auto& t : tasks)
-        if (t.workloadKey == key) return &t;
-    return nullptr;
-}
-
-int totalWeight(const std::vector<ExtractedTask>& tasks) {
-    int s = 0;
-    for (const auto& t : tasks) s += t.weight;
-    return s;
-}
 
 // ---- independent FLOP count from the graph (TVM FlopEstimator rules, REFERENCE-TVM §4.4) ------
 

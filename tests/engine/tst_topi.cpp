@@ -594,16 +594,24 @@ private Q_SLOTS:
         QVERIFY(maxRelErr(og[0].data, dd) < 1e-6);
     }
 
+    void testWinogradMatchesDirectConv_data() {
+        QTest::addColumn<int>("tile");
+        QTest::addColumn<int>("height");
+        QTest::addRow("F(4x4, 3x3), 10x10") << 4 << 10;  // x86, and cuda/mali where H % 8 (4) == 0
+        QTest::addRow("F(2x2, 3x3), 7x7") << 2 << 7;     // cuda and mali elsewhere (resnet's 28, 14, 7)
+    }
     void testWinogradMatchesDirectConv() {
         // conv2d_winograd_nhwc (pre-computed weight from the weight transform) == conv2d_nhwc.
-        const int64_t H = 10, C = 3, K = 4;
+        QFETCH(int, tile);
+        QFETCH(int, height);
+        const int64_t H = height, C = 3, K = 4, alpha = tile + 2;
         Tensor x = placeholder({1, H, H, C}, "p0"), w = placeholder({3, 3, C, K}, "p1");
         Buffer bx = randomBuffer(x.shape(), 6), bw = randomBuffer(w.shape(), 7);
         auto direct = run({nn::conv2dNhwc(x, w, {1}, {1})}, {x, w}, {bx, bw});
-        auto wino = run({nn::conv2dWinogradNhwc(x, w, {1}, false)}, {x, w}, {bx, bw});
-        // The transform path: OIHW kernel -> [6, 6, K, C] -> pre-computed winograd.
+        auto wino = run({nn::conv2dWinogradNhwc(x, w, {1}, false, tile)}, {x, w}, {bx, bw});
+        // The transform path: OIHW kernel -> [alpha, alpha, K, C] -> pre-computed winograd.
         Tensor oihw = placeholder({K, C, 3, 3}, "w");
-        auto packed = run({nn::conv2dWinogradWeightTransform(oihw)}, {oihw}, {[&] {
+        auto packed = run({nn::conv2dWinogradWeightTransform(oihw, tile)}, {oihw}, {[&] {
             Buffer b = Buffer::zeros({K, C, 3, 3});
             for (int64_t k = 0; k < K; ++k)
                 for (int64_t c = 0; c < C; ++c)
@@ -611,8 +619,8 @@ private Q_SLOTS:
                         for (int64_t j = 0; j < 3; ++j) b.at({k, c, i, j}) = bw.at({i, j, c, k});
             return b;
         }()});
-        Tensor wp = placeholder({6, 6, K, C}, "p1");
-        auto pre = run({nn::conv2dWinogradNhwc(x, wp, {1}, true)}, {x, wp}, {bx, packed[0]});
+        Tensor wp = placeholder({alpha, alpha, K, C}, "p1");
+        auto pre = run({nn::conv2dWinogradNhwc(x, wp, {1}, true, tile)}, {x, wp}, {bx, packed[0]});
         std::vector<double> ref(direct[0].data.begin(), direct[0].data.end());
         QCOMPARE(wino[0].shape, direct[0].shape);
         QVERIFY(maxRelErr(wino[0].data, ref) < 1e-4);
