@@ -27,6 +27,7 @@
 #include "app/cli/device_run.h"
 #include "app/cli/network_loader.h"
 #include "engine/codegen/codegen_llvm.h"
+#include "engine/codegen/gpu_module.h"
 #include "engine/codegen/target.h"
 #include "engine/measure/timer.h"
 #include "engine/runtime/build_module.h"
@@ -154,7 +155,13 @@ int runCompile(const QStringList& args) {
     graph::Graph g = net.load(p);
     runtime::BuildOptions bo;
     if (p.isSet(target)) bo.target = p.value(target).toStdString();
-    const bool runsHere = !p.isSet(target) || codegen::Target::parse(bo.target).runsOnHost();
+    // A GPU target runs on this machine's GPU (PoCL's OpenCL device here, an NVIDIA GPU through CUDA).
+    const bool gpuTarget = p.isSet(target) && codegen::Target::parse(bo.target).isGpu();
+    const bool runsHere = !p.isSet(target) || gpuTarget || codegen::Target::parse(bo.target).runsOnHost();
+    TB_USER_CHECK(!gpuTarget || !p.isSet(profile))
+        << "--profile times CPU kernels one by one; for a GPU target use --bench (the whole network)";
+    TB_USER_CHECK(!gpuTarget || !p.isSet(exportDir))
+        << "--export writes a CPU library (deploy_lib.so); a GPU network runs on a device with --runner rpc --bench";
     TB_USER_CHECK(remote || runsHere || !(p.isSet(bench) || p.isSet(profile)))
         << "target '" << bo.target << "' does not run on this machine: benchmark it on a device with --runner rpc "
         << "--tracker HOST:PORT --key KEY, or only --export it";
@@ -173,14 +180,24 @@ int runCompile(const QStringList& args) {
         const QString dir = p.value(dumpIr);
         QDir().mkpath(dir);
         const auto& reps = mod.report().kernels;
-        for (size_t i = 0; i < reps.size(); ++i) {
+        if (const codegen::GpuModule* gm = mod.gpuModule()) {
+            // One translation unit for the whole network: that is what the device compiles.
+            const QString name = gm->language == codegen::GpuLanguage::CUDA ? QStringLiteral("network.cu")
+                                                                            : QStringLiteral("network.cl");
+            QFile f(dir + QLatin1Char('/') + name);
+            TB_USER_CHECK(f.open(QIODevice::WriteOnly | QIODevice::Truncate)) << "cannot write into " << dir.toStdString();
+            f.write(gm->source.data(), qint64(gm->source.size()));
+            std::fprintf(stdout, "Source of %zu kernels (%zu launches) written to %s/%s\n", reps.size(),
+                         gm->launches.size(), qPrintable(dir), qPrintable(name));
+        }
+        for (size_t i = 0; i < reps.size() && !mod.gpuModule(); ++i) {
             QFile f(dir + QLatin1Char('/') + QString::fromStdString(reps[i].symbol) + QStringLiteral(".txt"));
             TB_USER_CHECK(f.open(QIODevice::WriteOnly | QIODevice::Truncate)) << "cannot write into " << dir.toStdString();
             const std::string text = "// " + reps[i].funcName + " (" + runtime::scheduleSourceName(reps[i].source) +
                                      ", workload key " + reps[i].workloadKey + ")\n" + mod.kernels()[i]->loweredIr;
             f.write(text.data(), qint64(text.size()));
         }
-        std::fprintf(stdout, "Lowered IR of %zu kernels written to %s\n", reps.size(), qPrintable(dir));
+        if (!mod.gpuModule()) std::fprintf(stdout, "Lowered IR of %zu kernels written to %s\n", reps.size(), qPrintable(dir));
     }
     if (!remote && (p.isSet(bench) || p.isSet(profile))) {
         mod.run(runtime::seededInputs(mod.graph()));
@@ -189,6 +206,20 @@ int runCompile(const QStringList& args) {
             std::fprintf(stdout, "%s\n", r.summary().c_str());
         }
         if (p.isSet(profile)) printProfile(mod, num * 4);
+    }
+    if (remote && mod.gpuModule()) {
+        // A GPU device server compiles the network's source itself: it gets the module, not a library.
+        const runtime::DeviceRun run = runtime::runGpuNetworkOnDevice(
+            g, mod, runtime::seededInputs(mod.graph()), ro, true, tol, [](const std::string& line) {
+                std::fprintf(stdout, "%s\n", line.c_str());
+                std::fflush(stdout);
+            });
+        if (!run.ran) {
+            std::fprintf(stderr, "error: %s\n", run.error.c_str());
+            return 1;
+        }
+        if (run.checked) std::fprintf(stdout, "%s\n", runtime::deviceExecutionSummary(run.result).c_str());
+        return run.checked ? 0 : 1;
     }
     // The device gets the export (TVM: lib.export_library(tmp.relpath(filename)), then remote.upload).
     QTemporaryDir tmp;

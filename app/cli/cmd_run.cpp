@@ -20,6 +20,7 @@
 #include "engine/graph/tensor_io.h"
 #include "engine/graph/zoo.h"
 #include "engine/runtime/build_module.h"
+#include "engine/runtime/network_eval.h"
 #include "engine/support/error.h"
 
 namespace tb::cli {
@@ -150,6 +151,18 @@ int runRun(const QStringList& args) {
     }
     std::vector<te::Buffer> outs;
     bool deviceChecked = true;
+    if (remote && mod.gpuModule()) {
+        // A GPU device checks the outputs itself against the host interpreter's (they do not come back).
+        const runtime::DeviceRun run = runtime::runGpuNetworkOnDevice(g, mod, inputs, ro, true, tol, [](const std::string& line) {
+            std::fprintf(stdout, "%s\n", line.c_str());
+            std::fflush(stdout);
+        });
+        if (!run.ran) {
+            std::fprintf(stderr, "error: %s\n", run.error.c_str());
+            return 1;
+        }
+        return run.checked ? 0 : 1;
+    }
     if (remote) {
         QTemporaryDir tmp;
         TB_USER_CHECK(tmp.isValid()) << "cannot create a temporary directory for the export";

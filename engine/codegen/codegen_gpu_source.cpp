@@ -538,6 +538,8 @@ private:
 
 }  // namespace
 
+std::string gpuSourcePrelude(GpuLanguage language) { return helpers(language == GpuLanguage::CUDA ? kCuda : kOpenCL); }
+
 std::string emitGpuSource(const lower::GpuLoweredFunc& f, GpuLanguage language) {
     const Lang& l = language == GpuLanguage::CUDA ? kCuda : kOpenCL;
     std::string src = std::string("// ") + f.name + ": " + (l.cuda ? "CUDA C" : "OpenCL C") +

@@ -45,6 +45,12 @@
 
 namespace tb::codegen {
 
+/// The text every emitted translation unit of `language` starts its code with (after its first
+/// comment line): the integer helper functions (floordiv, floormod, min, max). A caller that joins
+/// several modules into one translation unit (a whole network: runtime/build_module.h) keeps one
+/// copy of it.
+std::string gpuSourcePrelude(GpuLanguage language);
+
 /// The source of every kernel of `f` in `language` as one translation unit (helpers first, then the
 /// kernels in launch order). Throws tb::UserError for an expression the emitter cannot write (an
 /// unknown intrinsic), tb::InternalError for malformed IR.

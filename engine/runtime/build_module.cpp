@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "engine/autotvm/apply_history_best.h"
+#include "engine/codegen/codegen_gpu_source.h"
 #include "engine/codegen/codegen_llvm.h"
 #include "engine/codegen/jit.h"
 #include "engine/codegen/target.h"
@@ -25,11 +26,13 @@
 #include "engine/graph/task_extraction.h"
 #include "engine/lower/lower_dag.h"
 #include "engine/lower/lower_state.h"
+#include "engine/measure/gpu_device.h"
 #include "engine/measure/timer.h"
 #include "engine/record/history_best.h"
 #include "engine/record/record_io.h"
 #include "engine/runtime/memory_plan.h"
 #include "engine/schedule/infer_bound.h"
+#include "engine/search/default_schedule_gpu.h"
 #include "engine/schedule/transform_step.h"
 #include "engine/support/error.h"
 #include "engine/support/md5.h"
@@ -56,8 +59,19 @@ struct KernelJob {
     te::ComputeDAG dag;
     KernelReport report;
     lower::LoweredFunc func;
+    codegen::GpuModule gpu;  ///< GPU targets: the group's kernels (instead of func)
     std::optional<autotvm::ExtractedTask> autotvmWorkload;  ///< the group's AutoTVM workload, if any
 };
+
+/// The best record of the job's workload for `target` (TVM's key, or the pre-v0.8 key, noted), or null.
+const record::MeasureRecord* findRecord(KernelJob& job, const record::HistoryBest& history, const std::string& target) {
+    const record::MeasureRecord* rec = history.query(target, job.report.workloadKey);
+    if (!rec) {
+        rec = history.query(target, graph::legacyTvmWorkloadKey(job.dag));  // a log of TVM < 0.8
+        if (rec) job.report.note = "record found under the pre-v0.8 TVM key";
+    }
+    return rec;
+}
 
 /// The AutoTVM config of the job's workload applied to its DAG (apply_history_best.h); false (with
 /// the reason in the note) when the template cannot schedule it.
@@ -86,12 +100,7 @@ void lowerJob(KernelJob& job, const record::HistoryBest* history, const autotvm:
     KernelReport& r = job.report;
     if (autotvm && job.autotvmWorkload && lowerAutotvm(job, *autotvm)) return;
     if (history) {
-        const record::MeasureRecord* rec = history->query(target, r.workloadKey);
-        if (!rec) {
-            rec = history->query(target, graph::legacyTvmWorkloadKey(job.dag));  // a log of TVM < 0.8
-            if (rec) r.note = "record found under the pre-v0.8 TVM key";
-        }
-        if (rec) {
+        if (const record::MeasureRecord* rec = findRecord(job, *history, target)) {
             try {
                 State s = replaySteps(job.dag, stepsFromJson(rec->steps));
                 s = inferBound(s);
@@ -119,6 +128,94 @@ void lowerJob(KernelJob& job, const record::HistoryBest* history, const autotvm:
     job.func = lower::lowerComputeDag(job.dag, r.symbol);
     r.source = ScheduleSource::Unscheduled;
     r.steps = 0;
+}
+
+/// lowerJob for a GPU target: the best record's state, else the GPU default schedule
+/// (default_schedule_gpu.h), lowered and emitted as the job's GpuModule. A GPU has no unscheduled
+/// fallback (every loop must be bound), so a default schedule that does not lower is a UserError
+/// naming the group.
+void lowerGpuJob(KernelJob& job, const record::HistoryBest* history, const codegen::Target& target,
+                 const std::string& targetString) {
+    KernelReport& r = job.report;
+    const codegen::GpuLanguage lang = target.isCuda() ? codegen::GpuLanguage::CUDA : codegen::GpuLanguage::OpenCL;
+    if (history) {
+        if (const record::MeasureRecord* rec = findRecord(job, *history, targetString)) {
+            try {
+                State s = inferBound(replaySteps(job.dag, stepsFromJson(rec->steps)));
+                job.gpu = codegen::buildGpuModule(job.dag, s, lang, r.symbol);
+                r.source = ScheduleSource::Tuned;
+                r.recordMs = rec->meanCost() * 1e3;
+                r.steps = int(s.transformSteps().size());
+                return;
+            } catch (const std::exception& e) {
+                r.note += std::string(r.note.empty() ? "" : "; ") + "the record does not replay: " + e.what();
+            }
+        }
+    }
+    try {
+        State s = inferBound(search::defaultGpuSchedule(job.dag, target.gpuHardwareParams()));
+        job.gpu = codegen::buildGpuModule(job.dag, s, lang, r.symbol);
+        r.source = ScheduleSource::Default;
+        r.steps = int(s.transformSteps().size());
+    } catch (const std::exception& e) {
+        throw UserError("group " + r.funcName + " (" + r.workloadKey + ") has no GPU schedule: " + e.what());
+    }
+}
+
+/// The whole network as one GpuModule: every storage of the memory plan is a buffer (those of the
+/// inputs, params and outputs first: they are the module's arguments, in that order), then each
+/// job's workspaces; the launches of every call in execution order, their arguments mapped to
+/// those buffers; one source with one copy of the helper prelude. `argNodes` receives the exec
+/// node of each argument buffer.
+codegen::GpuModule assembleGpuNetwork(const ExecGraph& eg, const std::vector<KernelJob>& jobs,
+                                      const std::vector<std::pair<int, int>>& calls, codegen::GpuLanguage lang,
+                                      std::vector<int>* argNodes) {
+    codegen::GpuModule net;
+    net.language = lang;
+    std::vector<int> bufferOfStorage(eg.storageBytes.size(), -1);
+    auto addStorage = [&](int storage) {
+        if (bufferOfStorage[size_t(storage)] >= 0) return false;
+        bufferOfStorage[size_t(storage)] = int(net.bufferElements.size());
+        net.bufferElements.push_back(std::max<int64_t>(1, eg.storageBytes[size_t(storage)] / 4));
+        return true;
+    };
+    for (int i : eg.inputs)
+        if (addStorage(eg.nodes[size_t(i)].storage)) argNodes->push_back(i);
+    for (size_t i = 0; i < eg.nodes.size(); ++i)
+        if (eg.nodes[i].kind == ExecNode::Kind::Param && addStorage(eg.nodes[i].storage)) argNodes->push_back(int(i));
+    for (int o : eg.outputs)
+        if (addStorage(eg.nodes[size_t(o)].storage)) argNodes->push_back(o);
+    net.numArgs = int(net.bufferElements.size());
+    for (size_t st = 0; st < eg.storageBytes.size(); ++st) addStorage(int(st));
+    std::vector<int> workspaceBase(jobs.size(), -1);
+    const std::string prelude = codegen::gpuSourcePrelude(lang);
+    net.source = "// a network of " + std::to_string(jobs.size()) + " kernels generated by TuneBench\n" + prelude;
+    for (size_t j = 0; j < jobs.size(); ++j) {
+        const codegen::GpuModule& m = jobs[j].gpu;
+        workspaceBase[j] = int(net.bufferElements.size());
+        for (size_t k = size_t(m.numArgs); k < m.bufferElements.size(); ++k) net.bufferElements.push_back(m.bufferElements[k]);
+        std::string src = m.source;
+        const size_t at = src.find(prelude);
+        TB_CHECK(at != std::string::npos) << "kernel source of " << jobs[j].report.symbol << " lacks the prelude";
+        src.erase(at, prelude.size());
+        net.source += src;
+    }
+    for (const auto& [job, node] : calls) {
+        const codegen::GpuModule& m = jobs[size_t(job)].gpu;
+        const ExecNode& n = eg.nodes[size_t(node)];
+        TB_CHECK(m.numArgs == int(n.inputs.size()) + 1) << "kernel " << n.func << " takes " << m.numArgs
+                                                        << " arguments, the call passes " << n.inputs.size() + 1;
+        auto bufferOf = [&](int k) {
+            if (k >= m.numArgs) return workspaceBase[size_t(job)] + (k - m.numArgs);
+            const int node2 = k < int(n.inputs.size()) ? n.inputs[size_t(k)] : node;
+            return bufferOfStorage[size_t(eg.nodes[size_t(node2)].storage)];
+        };
+        for (codegen::GpuLaunch l : m.launches) {
+            for (int& a : l.args) a = bufferOf(a);
+            net.launches.push_back(std::move(l));
+        }
+    }
+    return net;
 }
 
 /// Runs argv (no shell), returns the exit status and the combined output.
@@ -202,10 +299,49 @@ std::string BuildReport::text() const {
     return os.str();
 }
 
+/// A GPU network's module and, once run here, its device and compiled program.
+struct GpuNetworkState {
+    codegen::GpuModule module;
+    std::vector<int> argNodes;  // exec node of each argument buffer
+    std::string api;            // "cuda" or "opencl"
+    std::unique_ptr<gpu::GpuDevice> device;
+    std::unique_ptr<gpu::GpuProgram> program;
+};
+
 CompiledModule::CompiledModule() = default;
 CompiledModule::~CompiledModule() {
     m_runtime.reset();  // before the kernels it calls are unloaded
     m_loaded.clear();
+    if (m_gpu) {
+        m_gpu->program.reset();  // before its device
+        m_gpu->device.reset();
+    }
+}
+
+const codegen::GpuModule* CompiledModule::gpuModule() const { return m_gpu ? &m_gpu->module : nullptr; }
+
+const std::vector<int>& CompiledModule::gpuArgumentNodes() const {
+    static const std::vector<int> kNone;
+    return m_gpu ? m_gpu->argNodes : kNone;
+}
+
+void CompiledModule::ensureGpuProgram() {
+    GpuNetworkState& g = *m_gpu;
+    if (g.program) return;
+    try {
+        g.device = gpu::openGpuDevice(gpu::parseGpuApi(g.api), 0);
+        g.program = g.device->load(g.module);
+        for (size_t b = 0; b < g.argNodes.size(); ++b) {
+            const ExecNode& n = m_graph.nodes[size_t(g.argNodes[b])];
+            if (n.kind != ExecNode::Kind::Param) continue;
+            const NamedArray& a = m_params.at(n.name);
+            g.program->write(int(b), 0, a.data.data(), int64_t(a.data.size()));
+        }
+    } catch (const gpu::GpuError& e) {
+        g.program.reset();
+        g.device.reset();
+        throw UserError("the " + g.api + " network for " + m_report.target + " cannot run here: " + e.what());
+    }
 }
 CompiledModule::CompiledModule(CompiledModule&&) noexcept = default;
 CompiledModule& CompiledModule::operator=(CompiledModule&&) noexcept = default;
@@ -217,6 +353,35 @@ GraphRuntime& CompiledModule::runtime() {
 }
 
 std::vector<te::Buffer> CompiledModule::run(const std::vector<te::Buffer>& inputs) {
+    if (m_gpu) {
+        TB_USER_CHECK(inputs.size() == m_graph.inputs.size())
+            << "the network has " << m_graph.inputs.size() << " inputs, got " << inputs.size();
+        ensureGpuProgram();
+        GpuNetworkState& g = *m_gpu;
+        auto argOf = [&](int node) {
+            for (size_t b = 0; b < g.argNodes.size(); ++b)
+                if (g.argNodes[b] == node) return int(b);
+            throw InternalError("node " + std::to_string(node) + " has no argument buffer");
+        };
+        try {
+            for (size_t i = 0; i < inputs.size(); ++i) {
+                const ExecNode& n = m_graph.nodes[size_t(m_graph.inputs[i])];
+                TB_USER_CHECK(inputs[i].shape == n.shape) << "input '" << n.name << "' has the wrong shape";
+                g.program->write(argOf(m_graph.inputs[i]), 0, inputs[i].data.data(), int64_t(inputs[i].data.size()));
+            }
+            g.program->runTimed(1);
+            std::vector<te::Buffer> out;
+            for (int o : m_graph.outputs) {
+                const ExecNode& n = m_graph.nodes[size_t(o)];
+                te::Buffer b{n.shape, std::vector<float>(size_t(n.numElements()))};
+                g.program->read(argOf(o), 0, b.data.data(), n.numElements());
+                out.push_back(std::move(b));
+            }
+            return out;
+        } catch (const gpu::GpuError& e) {
+            throw UserError("the " + g.api + " network failed on the device: " + std::string(e.what()));
+        }
+    }
     GraphRuntime& rt = runtime();
     TB_USER_CHECK(inputs.size() == rt.numInputs())
         << "the network has " << rt.numInputs() << " inputs, got " << inputs.size();
@@ -236,6 +401,16 @@ BenchmarkResult CompiledModule::benchmark(int repeat, int number, double minRepe
     o.repeat = std::max(1, repeat);
     o.number = std::max(1, number);
     o.minRepeatMs = minRepeatMs;
+    if (m_gpu) {
+        ensureGpuProgram();
+        gpu::GpuProgram& p = *m_gpu->program;
+        try {
+            p.runTimed(1);  // warm-up (the time evaluator's first call)
+            return BenchmarkResult::fromResults(measure::timeEvaluateRounds([&p](int n) { return p.runTimed(n); }, o));
+        } catch (const gpu::GpuError& e) {
+            throw UserError("the " + m_gpu->api + " network failed on the device: " + std::string(e.what()));
+        }
+    }
     GraphRuntime& rt = runtime();
     return BenchmarkResult::fromResults(measure::timeEvaluate([&rt] { rt.run(); }, o));
 }
@@ -295,9 +470,11 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
     BuildReport& rep = mod.m_report;
     rep.target = options.target.empty() ? hostTargetString() : options.target;
     const codegen::Target target = codegen::Target::parse(rep.target);
-    TB_USER_CHECK(!options.load || target.runsOnHost()) << "target '" << rep.target << "' does not run on this machine";
+    const bool gpu = target.isGpu();
+    TB_USER_CHECK(gpu || !options.load || target.runsOnHost())
+        << "target '" << rep.target << "' does not run on this machine";
     BuildOptions opts = options;
-    opts.defaults.vectorLanes = std::max(4, target.vectorBits() / 32);
+    if (!gpu) opts.defaults.vectorLanes = std::max(4, target.vectorBits() / 32);
     graph::AlterLayoutOptions ao = graph::alterOptionsForTarget(rep.target);
     ao.winograd = opts.winograd;
 
@@ -309,6 +486,8 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
         const std::string text = record::readTextFile(options.logPath);
         rep.logFormat = record::logFormatName(record::detectLogFormat(text));
         if (record::detectLogFormat(text) == record::LogFormat::AutoTvm) {
+            TB_USER_CHECK(!gpu) << "AutoTVM logs are applied to CPU targets only so far; '" << options.logPath
+                                << "' is an AutoTVM log and the target is " << rep.target;
             auto log = record::parseAutoTvmRecords(text);
             rep.logRecords = int(log.records.size());
             rep.logBadLines = int(log.badLines.size());
@@ -429,14 +608,28 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
     }
 
     // 3. Schedules (parallel: lowering a tuned state is the expensive part).
-    ThreadPool::global().parallelFor(int64_t(jobs.size()), [&](int64_t i) {
-        lowerJob(jobs[size_t(i)], history.get(), autotvmDispatch.get(), rep.target, opts);
-    });
+    if (gpu) {
+        // Exceptions leave parallelFor on the first failing job; a GPU job has no fallback.
+        std::vector<std::string> errors(jobs.size());
+        ThreadPool::global().parallelFor(int64_t(jobs.size()), [&](int64_t i) {
+            try {
+                lowerGpuJob(jobs[size_t(i)], history.get(), target, rep.target);
+            } catch (const std::exception& e) {
+                errors[size_t(i)] = e.what();
+            }
+        });
+        for (const std::string& e : errors) TB_USER_CHECK(e.empty()) << e;
+    } else {
+        ThreadPool::global().parallelFor(int64_t(jobs.size()), [&](int64_t i) {
+            lowerJob(jobs[size_t(i)], history.get(), autotvmDispatch.get(), rep.target, opts);
+        });
+    }
     rep.lowerSeconds = secondsSince(t0);
 
-    // 4. Machine code, through the kernel cache, then loaded in process.
+    // 4. Machine code, through the kernel cache, then loaded in process (CPU targets; a GPU
+    // network's source is assembled after the memory plan and compiled by the device).
     t0 = std::chrono::steady_clock::now();
-    mod.m_kernels.resize(jobs.size());
+    if (!gpu) mod.m_kernels.resize(jobs.size());
     codegen::CompileOptions co{false, false};
     ThreadPool::global().parallelFor(int64_t(jobs.size()), [&](int64_t i) {
         auto k = codegen::compileCached(jobs[size_t(i)].func, target, co);
@@ -445,7 +638,7 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
     });
     rep.compileSeconds = secondsSince(t0);
     t0 = std::chrono::steady_clock::now();
-    if (options.load)
+    if (options.load && !gpu)
         for (const auto& k : mod.m_kernels) mod.m_loaded.push_back(codegen::LoadedKernel::load(k->object, k->name));
     rep.loadSeconds = secondsSince(t0);
 
@@ -462,7 +655,7 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
         eg.outputs.push_back(it != nodeOf.end() ? it->second : paramNode(o));
     }
     std::vector<KernelFn> funcs(eg.nodes.size(), nullptr);
-    if (options.load)
+    if (options.load && !gpu)
         for (const Call& c : calls) funcs[size_t(c.node)] = mod.m_loaded[size_t(c.job)]->function();
     rep.groups = int(calls.size());
 
@@ -486,6 +679,19 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
     rep.naiveBytes = plan.naiveBytes;
 
     for (auto& job : jobs) rep.kernels.push_back(job.report);
+    if (gpu) {
+        std::vector<std::pair<int, int>> callPairs;
+        for (const Call& c : calls) callPairs.emplace_back(c.job, c.node);
+        mod.m_gpu = std::make_unique<GpuNetworkState>();
+        mod.m_gpu->module = assembleGpuNetwork(eg, jobs, callPairs,
+                                               target.isCuda() ? codegen::GpuLanguage::CUDA : codegen::GpuLanguage::OpenCL,
+                                               &mod.m_gpu->argNodes);
+        mod.m_gpu->api = target.isCuda() ? "cuda" : "opencl";
+        rep.compileSeconds = secondsSince(t0);
+        eg.validate();
+        mod.m_graph = std::move(eg);
+        return mod;
+    }
     if (!options.load) {
         eg.validate();
         mod.m_graph = std::move(eg);

@@ -40,6 +40,7 @@
 namespace tb::codegen {
 struct CompiledKernel;
 class LoadedKernel;
+struct GpuModule;
 }  // namespace tb::codegen
 
 namespace tb::runtime {
@@ -113,7 +114,16 @@ struct BuildReport {
     std::string text() const;
 };
 
+struct GpuNetworkState;
+
 /// A compiled network, loaded and ready to run (TVM's GraphModule).
+///
+/// GPU targets (`cuda`, `opencl`): the network is one codegen::GpuModule (gpuModule()): every fused
+/// group's kernels, launched in execution order over the buffers of the memory plan, the inputs,
+/// params and outputs first (its arguments: gpuArgumentNodes()). run() and benchmark() open the
+/// first device of the target's API on this machine (measure/gpu_device.h: PoCL or an NVIDIA GPU),
+/// compile the source once, copy the params once and time with device events; a device module
+/// runs elsewhere by sending gpuModule() to a GPU device server.
 class CompiledModule {
 public:
     ~CompiledModule();
@@ -121,8 +131,15 @@ public:
     CompiledModule& operator=(CompiledModule&&) noexcept;
 
     const BuildReport& report() const { return m_report; }
-    /// False for a module built with BuildOptions::load = false (cross-compiled).
-    bool runnable() const { return m_runtime != nullptr; }
+    /// False for a module built with BuildOptions::load = false (cross-compiled). GPU modules are
+    /// runnable when this machine has a device of their API (found at the first run()).
+    bool runnable() const { return m_runtime != nullptr || m_gpu != nullptr; }
+    /// GPU targets: the whole network as one GPU module (see the class comment); null otherwise.
+    const codegen::GpuModule* gpuModule() const;
+    /// GPU targets: the exec node (graph()) of each argument buffer of gpuModule(), in order.
+    const std::vector<int>& gpuArgumentNodes() const;
+    /// The constants by param name (`p0`, ...), float32.
+    const std::map<std::string, NamedArray>& params() const { return m_params; }
     /// The graph executor. Throws UserError for a module that is not runnable().
     GraphRuntime& runtime();
     const ExecGraph& graph() const { return m_runtime ? m_runtime->graph() : m_graph; }
@@ -152,7 +169,9 @@ private:
     std::vector<std::unique_ptr<codegen::LoadedKernel>> m_loaded;
     std::map<std::string, NamedArray> m_params;
     std::unique_ptr<GraphRuntime> m_runtime;
-    ExecGraph m_graph;  // the executable graph of a module that is not runnable()
+    ExecGraph m_graph;  // the executable graph of a module that is not runnable(), or a GPU module's
+    std::unique_ptr<GpuNetworkState> m_gpu;  // GPU targets only
+    void ensureGpuProgram();
 };
 
 /// Compiles `g` (see the file comment). Throws UserError for a target that does not run here (unless

@@ -7,8 +7,11 @@
 #include <map>
 
 #include "engine/graph/interpreter.h"
+#include "engine/codegen/gpu_module.h"
+#include "engine/measure/rpc_runner.h"
 #include "engine/measure/timer.h"
 #include "engine/runtime/build_module.h"
+#include "engine/support/error.h"
 
 namespace tb::runtime {
 
@@ -142,6 +145,102 @@ DeviceRun runAndCheckOnDevice(const graph::Graph& g, const ExecGraph& eg, const 
 
 std::string deviceExecutionSummary(const RemoteRunResult& r) {
     return "Execution time on " + r.server + " (" + r.serverKey + "):\n" + r.bench.summary();
+}
+
+DeviceRun runGpuNetworkOnDevice(const graph::Graph& g, const CompiledModule& mod, const std::vector<te::Buffer>& inputs,
+                                const RemoteRunOptions& ro, bool check, double tolerance, const LineSink& out) {
+    auto say = [&](const std::string& line) {
+        if (out) out(line);
+    };
+    DeviceRun run;
+    const codegen::GpuModule* gm = mod.gpuModule();
+    TB_USER_CHECK(gm) << "runGpuNetworkOnDevice needs a network compiled for a GPU target";
+    const ExecGraph& eg = mod.graph();
+    TB_USER_CHECK(inputs.size() == eg.inputs.size())
+        << "the network has " << eg.inputs.size() << " inputs, got " << inputs.size();
+    auto spec = std::make_shared<measure::CheckSpec>();
+    spec->inputs.resize(size_t(gm->numArgs));
+    spec->expected.resize(size_t(gm->numArgs));
+    std::vector<te::Buffer> reference;
+    if (check) {
+        std::map<std::string, te::Buffer> named;
+        for (size_t i = 0; i < inputs.size(); ++i) named[g.node(g.inputs()[i]).name] = inputs[i];
+        reference = graph::runGraph(g, named);
+    }
+    double atol = 0;
+    const std::vector<int>& argNodes = mod.gpuArgumentNodes();
+    for (size_t b = 0; b < argNodes.size(); ++b) {
+        const ExecNode& n = eg.nodes[size_t(argNodes[b])];
+        if (n.kind == ExecNode::Kind::Param) {
+            spec->inputs[b] = mod.params().at(n.name).data;
+            continue;
+        }
+        for (size_t i = 0; i < eg.inputs.size(); ++i)
+            if (eg.inputs[i] == argNodes[b]) spec->inputs[b] = inputs[i].data;
+        for (size_t o = 0; check && o < eg.outputs.size(); ++o) {
+            if (eg.outputs[o] != argNodes[b]) continue;
+            spec->expected[b] = reference.at(o).data;
+            for (float v : spec->expected[b]) atol = std::max(atol, double(std::fabs(v)) * tolerance);
+        }
+    }
+    spec->rtol = tolerance;
+    spec->atol = atol;
+
+    measure::RpcRunnerOptions o;
+    o.trackerHost = ro.trackerHost;
+    o.trackerPort = ro.trackerPort;
+    o.key = ro.key;
+    o.token = ro.token;
+    o.priority = ro.priority;
+    o.nParallel = 1;
+    o.timeoutS = ro.timeoutS;
+    o.number = ro.number;
+    o.repeat = ro.repeat;
+    o.minRepeatMs = ro.minRepeatMs;
+    o.requestTimeoutS = ro.requestTimeoutS;
+    o.trackerRetryTimeoutS = ro.trackerRetryTimeoutS;
+    o.ioTimeoutS = ro.ioTimeoutS;
+    o.target = codegen::Target::parse(mod.report().target);
+    o.onEvent = [&](const measure::RpcRunnerEvent& e) {
+        if (!e.server.empty() && run.result.server.empty()) {
+            run.result.server = e.server;
+            run.result.serverKey = e.serverKey;
+        }
+    };
+    say("Request a " + std::string(codegen::gpuLanguageName(gm->language)) + " device of key '" + ro.key + "' from " +
+        ro.trackerHost + ":" + std::to_string(ro.trackerPort) + " and run the network (" +
+        std::to_string(gm->launches.size()) + " kernel launches) there...");
+    std::unique_ptr<measure::ProgramRunner> runner = measure::makeRpcRunner(o);
+    measure::MeasureInput in;
+    in.gpuModule = std::make_shared<codegen::GpuModule>(*gm);
+    in.check = spec;
+    in.workloadKey = "network";
+    measure::BuildResult br;
+    br.gpuModule = in.gpuModule;
+    const std::vector<measure::MeasureResult> res = runner->run({in}, {br});
+    const measure::MeasureResult& r = res.at(0);
+    if (r.errorNo == measure::MeasureErrorNo::WrongAnswer) {
+        run.ran = true;
+        run.checked = false;
+        say("check against the host interpreter on the device: FAILED (" + r.errorMsg + ")");
+        return run;
+    }
+    if (r.errorNo != measure::MeasureErrorNo::NoError) {
+        run.error = std::string(measure::errorName(r.errorNo)) + ": " + r.errorMsg;
+        say("the device failed: " + run.error);
+        return run;
+    }
+    run.ran = true;
+    if (check) {
+        char buf[200];
+        std::snprintf(buf, sizeof(buf),
+                      "check of %zu output(s) against the host interpreter on the device: ok (|got - want| <= %g x "
+                      "(max|want| + |want|))",
+                      eg.outputs.size(), tolerance);
+        say(buf);
+    }
+    run.result.bench = BenchmarkResult::fromResults(r.costs);
+    return run;
 }
 
 }  // namespace tb::runtime

@@ -67,6 +67,20 @@ DeviceRun runAndCheckOnDevice(const graph::Graph& g, const ExecGraph& eg, const 
                               const std::vector<te::Buffer>& inputs, RemoteRunOptions ro, bool check,
                               double tolerance, const LineSink& out);
 
+class CompiledModule;
+
+/// runAndCheckOnDevice for a network compiled for a GPU target (build_module.h: one GpuModule): it
+/// is measured as one candidate on a GPU device server of `ro.key` through the tracker
+/// (measure/rpc_runner.h; tools/gpu or `tunebench-cli rpc-server --device opencl|cuda`), its
+/// argument buffers filled with `inputs` (eg's input order) and the params. With `check`, the
+/// device compares every output with the host interpreter's (g on `inputs`) elementwise,
+/// |got - want| <= tolerance * (max|want| + |want|), and a mismatch is WRONG_ANSWER (checked =
+/// false). The device times the module with TVM's time evaluator (ro.repeat, number,
+/// min_repeat_ms) on device events; result.bench holds the per-repeat means. Lines to `out`: the
+/// device, the check, the timing. A device error or no free device is ran = false with the error.
+DeviceRun runGpuNetworkOnDevice(const graph::Graph& g, const CompiledModule& mod, const std::vector<te::Buffer>& inputs,
+                                const RemoteRunOptions& ro, bool check, double tolerance, const LineSink& out);
+
 /// "Execution time on <server> (<key>):\n" followed by TVM's Execution time summary of the device
 /// (BenchmarkResult::summary), no final newline: what `compile --runner rpc --bench` prints.
 std::string deviceExecutionSummary(const RemoteRunResult& r);

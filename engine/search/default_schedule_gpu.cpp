@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engine/search/default_schedule_gpu.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "engine/search/search_utils.h"
@@ -15,7 +16,8 @@ using te::Operation;
 /// Fuses the first `count` loops of stage s, splits the result by `threads` (unless it is no
 /// larger) and binds it: [blockIdx.x, threadIdx.x]. Returns the index of the threadIdx.x loop.
 int bindSpatial(State* st, const te::ComputeDAG& dag, int s, int count, int threads) {
-    TB_CHECK(count >= 1) << "a stage without spatial axes cannot be bound to GPU threads";
+    TB_USER_CHECK(count >= 1) << "stage " << st->stage(s).op->name
+                              << " has no spatial axis to bind to GPU threads (a reduction to a scalar)";
     if (count >= 2) {
         std::vector<int> ids;
         for (int i = 0; i < count; ++i) ids.push_back(i);
@@ -36,8 +38,9 @@ int bindSpatial(State* st, const te::ComputeDAG& dag, int s, int count, int thre
 
 }  // namespace
 
-State gpuDefaultSchedule(const te::ComputeDAG& dag, int threadsPerBlock) {
-    TB_USER_CHECK(threadsPerBlock >= 1) << "threads per block must be positive, got " << threadsPerBlock;
+State defaultGpuSchedule(const te::ComputeDAG& dag, const HardwareParams& hw) {
+    TB_USER_CHECK(hw.maxThreadsPerBlock > 0) << "a GPU default schedule needs max_threads_per_block";
+    const int threadsPerBlock = std::min(hw.maxThreadsPerBlock, 256);
     const auto& ops = dag.ops();
     const int n = int(ops.size());
     State st(dag);

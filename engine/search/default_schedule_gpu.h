@@ -19,20 +19,23 @@
 ///      loop (CA): one kernel, each thread accumulating its output element in a register.
 ///   3. Every other remaining stage (the output, reductions read by several stages or through
 ///      a reshape) is computed at the root: its spatial axes are fused, split by
-///      `threadsPerBlock` and bound to blockIdx.x / threadIdx.x, its reduce loops stay serial
+///      the threads per block and bound to blockIdx.x / threadIdx.x, its reduce loops stay serial
 ///      inside; each such stage is one kernel, in stage order.
 /// The result trades speed for certainty (one output element per thread, no shared memory); it is
 /// what untuned groups run on, never what the search returns.
 
 #include "engine/schedule/loop_state.h"
+#include "engine/support/hardware_params.h"
 #include "engine/te/compute_dag.h"
 
 namespace tb::search {
 
-/// The GPU default schedule of `dag` (steps applied, not through inferBound). `threadsPerBlock` is
-/// the threadIdx.x extent (TVM's topi uses the target's max_num_threads; 256 is a safe choice on
-/// every device, Mali's limit included); a fused extent smaller than it is bound whole.
-/// Throws tb::UserError / InternalError when a step does not apply (a DAG with no compute stage).
-State gpuDefaultSchedule(const te::ComputeDAG& dag, int threadsPerBlock = 256);
+/// The GPU default schedule of `dag` for a device with `hw`'s limits (steps applied, not through
+/// inferBound). threadIdx.x has min(hw.maxThreadsPerBlock, 256) threads (TVM's topi uses the
+/// target's max_num_threads; 256 fits every device, Mali's limit included); a fused extent no larger
+/// than that is bound whole to threadIdx.x. Throws tb::UserError when hw has no thread limit or a
+/// root stage has no spatial axis (a reduction to a scalar: it would need a cross-thread reduction),
+/// InternalError when a step does not apply.
+State defaultGpuSchedule(const te::ComputeDAG& dag, const HardwareParams& hw);
 
 }  // namespace tb::search

@@ -38,7 +38,10 @@ std::vector<search::MeasureOutcome> ProgramMeasurer::measure(const search::Searc
     for (size_t i = 0; i < states.size(); ++i) {
         inputs[i].workloadKey = task.workloadKey;
         try {
-            inputs[i].func = std::make_shared<lower::LoweredFunc>(m_lowerer(task, states[i]));
+            if (m_gpuLowerer)
+                inputs[i].gpuModule = std::make_shared<codegen::GpuModule>(m_gpuLowerer(task, states[i]));
+            else
+                inputs[i].func = std::make_shared<lower::LoweredFunc>(m_lowerer(task, states[i]));
             inputs[i].stateText = states[i].toStr();
         } catch (const std::exception& e) {
             lowerErrors[i] = e.what();  // the builder reports a null function as INSTANTIATION_ERROR

@@ -31,12 +31,19 @@ public:
 
     std::vector<search::MeasureOutcome> measure(const search::SearchTask& task, const std::vector<State>& states) override;
 
+    /// GPU tasks: how a state becomes the candidate the runner times (codegen::buildGpuModule:
+    /// OpenCL C or CUDA C plus launches), instead of `lowerer`'s loop IR. Set it when the target
+    /// is a GPU; a state it cannot turn into a module is INSTANTIATION_ERROR.
+    using GpuLowerer = std::function<codegen::GpuModule(const search::SearchTask& task, const State& state)>;
+    void setGpuLowerer(GpuLowerer gpuLowerer) { m_gpuLowerer = std::move(gpuLowerer); }
+
     /// Total candidates measured, and how many failed.
     int measured() const { return m_measured; }
     int failed() const { return m_failed; }
 
 private:
     lower::StateLowerer m_lowerer;
+    GpuLowerer m_gpuLowerer;
     measure::ProgramBuilder& m_builder;
     measure::ProgramRunner& m_runner;
     record::RecordWriter* m_writer;

@@ -9,7 +9,9 @@
 #include "engine/graph/task_extraction.h"
 #include "engine/graph/zoo.h"
 #include "engine/lower/lower_state.h"
+#include "engine/codegen/codegen_gpu_source.h"
 #include "engine/measure/builder.h"
+#include "engine/measure/gpu_runner.h"
 #include "engine/measure/local_runner.h"
 #include "engine/measure/rpc_runner.h"
 #include "engine/support/error.h"
@@ -39,7 +41,11 @@ ResolvedTarget resolveTarget(const std::string& text) {
         std::string str = "llvm -keys=cpu -mcpu=" + host.mcpu;
         return {std::move(host), std::move(str)};
     }
-    return {codegen::Target::parse(text), text};
+    codegen::Target t = codegen::Target::parse(text);
+    // GPU records carry TVM's printed form ("cuda -keys=cuda,gpu -max_num_threads=1024 ..."), as
+    // TVM's logs do; CPU targets keep the string as given (it is what earlier logs hold).
+    std::string record = t.isGpu() ? t.str() : text;
+    return {std::move(t), std::move(record)};
 }
 
 Tuner::~Tuner() = default;
@@ -83,6 +89,18 @@ std::unique_ptr<measure::ProgramRunner> makeRunner(const RunnerConfig& rc, const
         o.target = target.target;
         return measure::makeRpcRunner(o);
     }
+    if (target.target.isGpu()) {
+        // A GPU of this machine (PoCL's OpenCL device here, an NVIDIA GPU through CUDA), one forked
+        // child per candidate.
+        measure::GpuRunnerOptions o;
+        o.api = target.target.isCuda() ? gpu::GpuApi::CUDA : gpu::GpuApi::OpenCL;
+        o.timeoutS = rc.timeoutS;
+        o.number = rc.number;
+        o.repeat = rc.repeat;
+        o.minRepeatMs = rc.minRepeatMs;
+        o.seed = seed;
+        return std::make_unique<measure::GpuLocalRunner>(o);
+    }
     TB_USER_CHECK(target.target.runsOnHost())
         << "target '" << target.recordString << "' does not run on this machine: use the RPC runner with a device key";
     measure::RunnerOptions o;
@@ -94,6 +112,13 @@ std::unique_ptr<measure::ProgramRunner> makeRunner(const RunnerConfig& rc, const
 std::string Tuner::runnerSummary() const {
     if (const auto* r = dynamic_cast<const measure::LocalRunner*>(m_runner.get()))
         return "local sandbox: " + timingSummary(r->options());
+    if (const auto* r = dynamic_cast<const measure::GpuLocalRunner*>(m_runner.get())) {
+        const auto& o = r->options();
+        char buf[200];
+        std::snprintf(buf, sizeof(buf), "local %s device %d: number %d, repeat %d, min_repeat_ms %g, timeout %g s",
+                      gpu::gpuApiName(o.api), o.deviceIndex, o.number, o.repeat, o.minRepeatMs, o.timeoutS);
+        return buf;
+    }
     if (const auto* r = dynamic_cast<const measure::RpcRunner*>(m_runner.get())) {
         const auto& o = r->options();
         return "rpc key " + o.key + " at " + o.trackerHost + ":" + std::to_string(o.trackerPort) + ": " +
@@ -106,11 +131,19 @@ std::unique_ptr<Tuner> buildTuner(const TuningJob& job) {
     std::unique_ptr<Tuner> t(new Tuner());
     t->m_job = job;
     t->m_target = resolveTarget(job.target);
-    // The GPU search (sketch rules, GPU lowering and measurement) is not in this build yet (issue 18).
-    TB_USER_CHECK(!t->m_target.target.isGpu())
-        << "target '" << job.target << "' is a GPU target: tuning for GPUs needs the GPU search rules, "
-        << "code generators and devices, which are not available yet; `tasks` lists its tasks";
-    t->m_hardware = job.hardware ? *job.hardware : measure::defaultHardwareParams(t->m_target.target);
+    const bool gpu = t->m_target.target.isGpu();
+    if (job.hardware) {
+        t->m_hardware = *job.hardware;
+    } else if (gpu && job.runner.kind == RunnerConfig::Kind::Rpc) {
+        // Seed 003: the hardware parameters are read from the remote device itself
+        // (max_shared_memory_per_block, max_threads_per_block, warp_size).
+        t->m_hardware = measure::hardwareParamsFromGpu(
+            measure::queryRemoteGpuDevice(job.runner.trackerHost, job.runner.trackerPort, job.runner.key,
+                                          job.runner.trackerRetryTimeoutS)
+                .attributes);
+    } else {
+        t->m_hardware = measure::defaultHardwareParams(t->m_target.target);
+    }
 
     // The runner first: a bad runner choice fails before the slow task extraction.
     t->m_builder = std::make_unique<measure::LocalBuilder>(t->m_target.target);
@@ -144,13 +177,25 @@ std::unique_ptr<Tuner> buildTuner(const TuningJob& job) {
         t->m_taskIndices.push_back(int(i));
     }
 
-    lower::StateLowerer lowerer = [](const search::SearchTask& task, const State& s) {
-        return lower::lowerState(*task.dag, s);
-    };
+    // GPU states are lowered with their thread bindings kept (the cost model's features read the
+    // thread extents) and measured as GPU modules.
+    lower::StateLowerer lowerer = gpu ? lower::StateLowerer([](const search::SearchTask& task, const State& s) {
+        return lower::lowerStateThreaded(*task.dag, s);
+    })
+                                      : lower::StateLowerer([](const search::SearchTask& task, const State& s) {
+                                            return lower::lowerState(*task.dag, s);
+                                        });
     if (!job.logPath.empty())
         t->m_writer = std::make_unique<record::RecordWriter>(job.logPath, record::RecordWriter::Mode::Append);
     t->m_measurer = std::make_unique<ProgramMeasurer>(lowerer, *t->m_builder, *t->m_runner, t->m_writer.get(),
                                                       t->m_target.recordString);
+    if (gpu) {
+        const codegen::GpuLanguage lang =
+            t->m_target.target.isCuda() ? codegen::GpuLanguage::CUDA : codegen::GpuLanguage::OpenCL;
+        t->m_measurer->setGpuLowerer([lang](const search::SearchTask& task, const State& s) {
+            return codegen::buildGpuModule(*task.dag, s, lang, "default_function");
+        });
+    }
     t->m_network = std::make_unique<NetworkTuner>(std::move(tasks), job.search, lowerer, *t->m_measurer);
     if (!job.latencyLogPath.empty()) {
         t->m_latencyLog = std::make_unique<LogEstimatedLatency>(job.latencyLogPath);

@@ -125,7 +125,13 @@ GpuModule outOfBoundsWrite(GpuLanguage l) {
 }
 
 GpuModule endlessLoop(GpuLanguage l) {
-    return vectorAddModule(l, 256, "for (;;) { c[i] = c[i] + 1.0f; if (c[i] == -1.0f) break; }");
+    // Through a volatile pointer: a loop whose only effects are plain stores may be assumed to end
+    // (C++ forward progress, which NVRTC and NVIDIA's OpenCL compiler apply: both deleted the first
+    // version of this loop on the H200, and the "endless" kernel returned at once).
+    const char* body = l == GpuLanguage::CUDA
+                           ? "{ volatile float* v = c; for (;;) { v[i] = v[i] + 1.0f; if (v[i] == -1.0f) break; } }"
+                           : "{ volatile __global float* v = c; for (;;) { v[i] = v[i] + 1.0f; if (v[i] == -1.0f) break; } }";
+    return vectorAddModule(l, 256, body);
 }
 
 }  // namespace tb::gpu::samples
