@@ -105,7 +105,8 @@ struct GpuLoweredFunc {
 /// binds one inside a non-bound loop (message names the stage's buffer and says "Did you forget
 /// to bind?"); an axis bound inside the kernel with a larger extent than the kernel's own outer
 /// binding of it (the launch would not cover it); a stage attached outside every thread loop of
-/// its kernel (a global buffer inside a kernel).
+/// its kernel (a global buffer inside a kernel); a reduce loop bound to a thread axis (Ansor's
+/// cross-thread reduction: TVM lowers it with an allreduce, LowerThreadAllreduce, not done here).
 GpuLoweredFunc lowerStateGpu(const te::ComputeDAG& dag, const State& state,
                              const std::string& name = "default_function");
 

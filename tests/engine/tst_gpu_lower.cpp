@@ -364,6 +364,13 @@ private Q_SLOTS:
         QVERIFY2(e.contains(QStringLiteral("Did you forget to bind?")) && e.contains(QStringLiteral("pad_temp")), qPrintable(e));
         const QString cpu = test::userError([&] { lower::lowerState(*dag, s); });
         QVERIFY2(cpu.contains(QStringLiteral("which the CPU lowering does not support")), qPrintable(cpu));
+
+        // A reduce loop bound to threadIdx.x (Ansor's cross-thread reduction) needs an allreduce.
+        auto mm = matmul(16, 16, 64);
+        const State r = gpuState(*mm, json::parse(R"([["SP", 2, 2, 64, [32], 1], ["FU", 2, [0, 1]],
+                                                        ["AN", 2, 0, 5], ["AN", 2, 2, 6]])"));
+        const QString ar = test::userError([&] { lower::lowerStateGpu(*mm, r); });
+        QVERIFY2(ar.contains(QStringLiteral("cross-thread reduction")), qPrintable(ar));
     }
 };
 
