@@ -20,9 +20,11 @@
 ///     the buffer's dtype) pointers; shapes are constants in the code.
 ///   - ThreadBinding loop: `int v = (int)get_group_id(d)` / `get_local_id(d)` | `blockIdx.x` /
 ///     `threadIdx.x`; a loop bound with a smaller extent than the launch is guarded by
-///     `if (v < extent)`; a vthread loop is a serial loop (lower_gpu.h).
+///     `if (v < extent)`; a vthread loop the lowering left (lower_gpu.h injects those of the
+///     kernel's outer chain) is a serial loop.
 ///   - Shared buffers: declared once at the top of the kernel, `__local float b[n];` |
-///     `__shared__ alignas(16) float b[n];`; Local buffers: `float b[n];` where allocated.
+///     `__shared__ __align__(16) float b[n];` (float4 moves need 16-byte alignment); Local buffers:
+///     `float b[n];` where allocated (CUDA: `__align__(16)` too).
 ///   - Barrier: `barrier(CLK_LOCAL_MEM_FENCE);` | `__syncthreads();`.
 ///   - Unrolled loop: `#pragma unroll` before the loop (both compilers unroll it fully).
 ///   - Vectorized loop of constant extent n whose body is one store: a vector statement when every

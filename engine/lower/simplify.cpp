@@ -513,8 +513,10 @@ Unrolled unroll(const Stmt& s, int64_t maxStep) {
             Unrolled body = unroll(f->body, maxStep);
             int64_t ext;
             if (!te::isConstInt(f->extent, &ext) || body.steps < 0) return {remakeFor(f, f->min, f->extent, f->forKind, body.s), -1};
-            // TVM vectorizes before unrolling: a vectorized loop is one step of its body.
-            const int64_t steps = (f->forKind == ForKind::Vectorized ? 1 : ext) * body.steps;
+            // TVM vectorizes before unrolling: a vectorized loop is one step of its body; a GPU
+            // thread loop (TVM's thread_extent attribute, not a loop) is one step as well.
+            const bool oneStep = f->forKind == ForKind::Vectorized || f->forKind == ForKind::ThreadBinding;
+            const int64_t steps = (oneStep ? 1 : ext) * body.steps;
             ForKind kind = f->forKind;
             if (kind == ForKind::Serial && maxStep > 0 && steps <= maxStep) kind = ForKind::Unrolled;
             return {remakeFor(f, f->min, f->extent, kind, body.s), steps};

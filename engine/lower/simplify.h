@@ -81,7 +81,8 @@ LoweredFunc simplify(const LoweredFunc& f);
 /// size (extent x number of statements its body executes per iteration, counted through inner
 /// loops) is at most N becomes ForKind::Unrolled. Loops are considered innermost first, so an outer
 /// loop is unrolled only when everything inside it is. Loops outside such an attribute, and
-/// Parallel/Vectorized loops, are left alone. The attributes themselves stay (codegen ignores them).
+/// Parallel/Vectorized/ThreadBinding loops, are left alone (a vectorized or thread-bound loop counts
+/// as one step of its body, as in TVM). The attributes themselves stay (codegen ignores them).
 Stmt unrollLoops(const Stmt& s);
 
 /// Explicit unrolling (TVM's UnrollLoop::Unroll under `pragma_unroll_explicit`, followed by TVM's
