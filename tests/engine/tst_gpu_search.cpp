@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: Apache-2.0
+// GPU search (issue 18): TVM's GPU sketch rules, init population (thread binding, cooperative
+// fetching, unroll) and mutations, checked against TVM's own CUDA record of conv2d_layer
+// (../shared/data/logs/ansor/tvm_ci_conv2d.json) and the HardwareParams limits of the target.
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/record/record_io.h"
+#include "engine/schedule/infer_bound.h"
+#include "engine/schedule/transform_step.h"
+#include "engine/search/cost_model.h"
+#include "engine/search/gpu_limits.h"
+#include "engine/search/sketch_policy.h"
+#include "engine/topi/broadcast.h"
+#include "engine/topi/nn.h"
+#include "engine/topi/nn/conv2d.h"
+#include "engine/topi/nn/dense.h"
+#include "engine/topi/nn/depthwise_conv2d.h"
+#include "engine/topi/reduction.h"
+
+using namespace tb;
+using namespace tb::te;
+using nlohmann::json;
+
+namespace {
+
+const char* const kCudaTarget = "cuda -keys=cuda,gpu -max_num_threads=1024 -thread_warp_size=32";
+
+search::SearchTask gpuTask(std::shared_ptr<const ComputeDAG> dag, const std::string& target = kCudaTarget,
+                           HardwareParams hw = HardwareParams::gpu(49152, 1024, 32)) {
+    search::SearchTask t;
+    t.dag = std::move(dag);
+    t.workloadKey = t.dag->workloadKey();
+    t.target = target;
+    t.hardware = hw;
+    return t;
+}
+
+// TVM's tutorial workload conv2d_layer (tune_conv2d_layer_cuda.py): NCHW conv2d + bias + relu,
+// io tensors [data, kernel, bias, out].
+std::shared_ptr<const ComputeDAG> conv2dLayer(int64_t n, int64_t h, int64_t w, int64_t co, int64_t ci, int64_t kh,
+                                              int64_t kw, int64_t stride, int64_t pad) {
+    Tensor data = placeholder({n, ci, h, w}, "data");
+    Tensor kernel = placeholder({co, ci, kh, kw}, "kernel");
+    Tensor bias = placeholder({1, co, 1, 1}, "bias");
+    Tensor conv = topi::nn::conv2dNchw(data, kernel, {stride, stride}, {pad, pad});
+    Tensor out = topi::relu(topi::add(conv, bias));
+    return std::make_shared<ComputeDAG>(std::vector<Tensor>{data, kernel, bias, out});
+}
+
+std::shared_ptr<const ComputeDAG> matmulDag(int64_t m, int64_t k, int64_t n) {
+    Tensor a = placeholder({m, k}, "A"), b = placeholder({k, n}, "B");
+    return std::make_shared<ComputeDAG>(ComputeDAG::fromOutputs({topi::nn::matmul(a, b)}));
+}
+
+std::shared_ptr<const ComputeDAG> depthwiseDag() {
+    Tensor data = placeholder({1, 56, 56, 128}, "data"), filter = placeholder({3, 3, 128, 1}, "filter");
+    Tensor dw = topi::nn::depthwiseConv2dNhwc(data, filter, {1, 1}, {1, 1});
+    return std::make_shared<ComputeDAG>(ComputeDAG::fromOutputs({topi::relu(dw)}));
+}
+
+// The step list with what the search samples masked out: split extents and lengths (kept: the
+// number of lengths), pragma values. Two states of one sketch have equal structures.
+std::vector<std::string> structure(const std::vector<Step>& steps) {
+    std::vector<std::string> out;
+    for (const auto& st : steps) {
+        json j;
+        if (auto* sp = st.as<SplitStep>()) {
+            // Sketch splits have undefined lengths, which the record encoding refuses.
+            j = json::array({"SP", sp->stageId, sp->iterId, 0, std::vector<int>(sp->lengths.size(), 0), int(sp->innerToOuter)});
+        } else {
+            j = stepToJson(st);
+        }
+        if (j[0] == "PR") {
+            j[3] = j[3].get<std::string>().substr(0, j[3].get<std::string>().find('$'));
+        }
+        out.push_back(j.dump());
+    }
+    return out;
+}
+
+// The record prefixes of a state's steps, space separated ("CI SP SP ...").
+QString kinds(const State& s) {
+    std::string out;
+    for (const auto& st : s.transformSteps()) out += std::string(out.empty() ? "" : " ") + st.prefix();
+    return QString::fromStdString(out);
+}
+
+bool mentions(const std::string& text, const char* what) { return text.find(what) != std::string::npos; }
+
+std::vector<Step> recordSteps() {
+    auto log = record::readMeasureRecords("../shared/data/logs/ansor/tvm_ci_conv2d.json");
+    if (log.records.empty()) return {};
+    return stepsFromJson(log.records.front().steps);
+}
+
+// The steps printed in TVM's record format, parsed back and replayed, give the same loop nest.
+bool roundTrips(const search::SearchTask& t, const State& s) {
+    const std::string text = stepsToJson(s.transformSteps()).dump();
+    State back = inferBound(replaySteps(*t.dag, stepsFromJson(json::parse(text))));
+    return back.toStr() == s.toStr() && stepsToJson(back.transformSteps()).dump() == text;
+}
+
+search::SketchPolicyParams smallParams() {
+    search::SketchPolicyParams p;
+    p.evolutionaryPopulation = 128;
+    p.sampleInitMinPopulation = 16;
+    p.numThreads = 2;
+    return p;
+}
+
+// Every state: within the limits (checked directly on the usage as well as by verifyGpuState),
+// every kernel bound to threads, and the record round trip.
+void checkPopulation(const search::SearchTask& t, const std::vector<State>& states) {
+    const HardwareParams& hw = t.hardware;
+    for (const State& s : states) {
+        QVERIFY(s.defined());
+        QCOMPARE(QString::fromStdString(search::verifyGpuState(s, hw)), QString());
+        for (const auto& k : search::gpuKernelUsage(s)) {
+            QVERIFY(k.bound);
+            QVERIFY(k.threadsPerBlock <= hw.maxThreadsPerBlock);
+            QVERIFY(k.sharedBytes <= hw.maxSharedMemoryPerBlock);
+            QVERIFY(k.maxVthread <= hw.maxVthreadExtent);
+            QVERIFY(k.maxVectorBytes <= hw.vectorUnitBytes);
+        }
+        QVERIFY2(roundTrips(t, s), s.toStr().c_str());
+    }
+}
+
+}  // namespace
+
+class TestGpuSearch : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void testTaskKinds() {
+        auto dag = matmulDag(64, 64, 64);
+        QVERIFY(search::isGpuTask(gpuTask(dag)));
+        QVERIFY(!search::isMaliTask(gpuTask(dag)));
+        QVERIFY(search::isGpuTask(gpuTask(dag, "opencl -device=mali", HardwareParams::mali())));
+        QVERIFY(search::isMaliTask(gpuTask(dag, "opencl -keys=mali,opencl,gpu -device=mali", HardwareParams::mali())));
+        QVERIFY(!search::isGpuTask(gpuTask(dag, "llvm -mcpu=znver4", HardwareParams::cpu(8, 64))));
+    }
+
+    // The sketch of conv2d_layer on CUDA has the structure of TVM's own record: inline the bias add,
+    // SSSRRSRS tiling of the conv, relu tiled at the thread level with the conv computed there,
+    // shared-memory copies of kernel and pad_temp at the outer reduce tile, pad_temp inlined.
+    void testConv2dSketchMatchesTvmRecord() {
+        const std::vector<Step> rec = recordSteps();
+        QCOMPARE(int(rec.size()), 37);
+        auto t = gpuTask(conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
+        const auto sketches = search::generateSketches(t);
+        QCOMPARE(int(sketches.size()), 1);  // every GPU rule that applies here skips the rest
+        const auto& steps = sketches[0].transformSteps();
+        QCOMPARE(int(steps.size()), 20);  // up to CI pad_temp; the rest is the init population's
+        const std::vector<Step> prefix(rec.begin(), rec.begin() + 20);
+        QCOMPARE(structure(steps), structure(prefix));
+        QCOMPARE(kinds(sketches[0]), QStringLiteral("CI SP SP SP SP SP SP SP RE FSP FSP FSP FSP RE CA CHR CA CHR CA CI"));
+        // The tiling splits cover the loops the record split (extents n 1, co 512, h 7, w 7, rc 512, ry 3, rx 3).
+        for (size_t i = 1; i <= 7; ++i) QCOMPARE(steps[i].as<SplitStep>()->extent, rec[i].as<SplitStep>()->extent);
+        QCOMPARE(QString::fromStdString(sketches[0].stage(5).op->name), QStringLiteral("conv2d_nchw"));
+        QCOMPARE(QString::fromStdString(sketches[0].stage(2).op->name), QStringLiteral("pad_temp.shared"));
+        QCOMPARE(QString::fromStdString(sketches[0].stage(4).op->name), QStringLiteral("kernel.shared"));
+    }
+
+    // TVM's record replays here and uses what TVM's kernel uses: 64 threads (ff.2), no vthread,
+    // shared memory for a 128 x 8 x 1 x 3 kernel tile and a 1 x 8 x 1 x 9 input tile.
+    void testTvmRecordWithinLimits() {
+        auto t = gpuTask(conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
+        State s = inferBound(replaySteps(*t.dag, recordSteps()));
+        QCOMPARE(QString::fromStdString(search::verifyGpuState(s, t.hardware)), QString());
+        const auto usage = search::gpuKernelUsage(s);
+        QCOMPARE(int(usage.size()), 1);
+        QCOMPARE(QString::fromStdString(s.stage(usage[0].rootStage).op->name), QStringLiteral("T_relu"));
+        QCOMPARE(usage[0].threadsPerBlock, int64_t(64));
+        QCOMPARE(usage[0].maxVthread, int64_t(1));
+        QCOMPARE(usage[0].sharedBytes, int64_t((128 * 8 * 1 * 3 + 1 * 8 * 1 * 9) * 4));
+        QCOMPARE(usage[0].maxVectorBytes, int64_t(16));  // pad_temp.shared fetches 4 floats at once
+        const auto threads = search::gpuThreadExtents(s);
+        QCOMPARE(threads[8].blockX, int64_t(28));  // n.0 ff.0 yy.0 xx.0 = 1 x 4 x 7 x 1
+        QCOMPARE(threads[8].threadX, int64_t(64));
+        QCOMPARE(threads[2].threadX, int64_t(64));  // the cooperative fetch uses the block's threads
+        // Tighter devices reject it, naming the limit.
+        HardwareParams small = t.hardware;
+        small.maxSharedMemoryPerBlock = 8192;
+        QVERIFY(mentions(search::verifyGpuState(s, small), "max_shared_memory_per_block"));
+        small = t.hardware;
+        small.maxThreadsPerBlock = 32;
+        QVERIFY(mentions(search::verifyGpuState(s, small), "max_threads_per_block"));
+        small = t.hardware;
+        small.vectorUnitBytes = 8;
+        QVERIFY(mentions(search::verifyGpuState(s, small), "vector_unit_bytes"));
+    }
+
+    // The init population: every state has the record's full step structure (thread binding FU/AN,
+    // cooperative fetching FU SP AN FFSP AN, PR auto_unroll), respects the limits and round-trips.
+    void testConv2dInitPopulation() {
+        auto t = gpuTask(conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
+        search::SketchPolicy policy(t, std::make_shared<cost_model::RandomModel>(1), smallParams(), 7);
+        const auto pop = policy.sampleInitPopulation();
+        QVERIFY(pop.size() >= 16);
+        checkPopulation(t, pop);
+        const auto want = structure(recordSteps());
+        for (const auto& s : pop) QCOMPARE(structure(s.transformSteps()), want);
+        // Unroll values come from the GPU table.
+        std::set<std::string> unroll;
+        for (const auto& s : pop)
+            for (const auto& st : s.transformSteps())
+                if (auto* p = st.as<PragmaStep>()) unroll.insert(p->pragmaType.substr(p->pragmaType.find('$') + 1));
+        for (const auto& v : unroll) QVERIFY(v == "0" || v == "16" || v == "64" || v == "512" || v == "1024");
+    }
+
+    // Mutations (tile size, auto unroll) keep the states within the limits: evolution's output is
+    // pruned like the init population.
+    void testConv2dEvolution() {
+        auto t = gpuTask(conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
+        search::SketchPolicy policy(t, std::make_shared<cost_model::RandomModel>(2), smallParams(), 11);
+        const auto pop = policy.sampleInitPopulation();
+        const auto best = policy.evolutionarySearch(pop, 32);
+        QVERIFY(!best.empty());
+        checkPopulation(t, best);
+        std::mt19937_64 rng(5);
+        int mutated = 0;
+        for (int i = 0; i < 64; ++i) {
+            State m = policy.mutate(pop[size_t(i) % pop.size()], rng);
+            if (!m.defined()) continue;
+            ++mutated;
+            // Only split lengths and pragma values change.
+            QCOMPARE(structure(m.transformSteps()), structure(pop[0].transformSteps()));
+        }
+        QVERIFY(mutated > 0);
+    }
+
+    // A plain matmul: cache write local, shared copies of both inputs, 16x16 threads at most.
+    void testMatmulSketch() {
+        auto t = gpuTask(matmulDag(512, 512, 512));
+        const auto sketches = search::generateSketches(t);
+        QCOMPARE(int(sketches.size()), 1);
+        QCOMPARE(kinds(sketches[0]), QStringLiteral("CHW SP SP SP RE FSP FSP RE CA CHR CA CHR CA"));
+        search::SketchPolicy policy(t, std::make_shared<cost_model::RandomModel>(3), smallParams(), 5);
+        const auto pop = policy.sampleInitPopulation();
+        QVERIFY(pop.size() >= 16);
+        checkPopulation(t, pop);
+    }
+
+    void testDepthwiseSketch() {
+        auto t = gpuTask(depthwiseDag());
+        const auto sketches = search::generateSketches(t);
+        QVERIFY(!sketches.empty());
+        for (const auto& sk : sketches) {
+            bool sharedRead = false;
+            for (const auto& st : sk.transformSteps())
+                if (auto* c = st.as<CacheReadStep>()) sharedRead |= c->scopeName == "shared";
+            QVERIFY(sharedRead);
+        }
+        search::SketchPolicy policy(t, std::make_shared<cost_model::RandomModel>(4), smallParams(), 9);
+        const auto pop = policy.sampleInitPopulation();
+        QVERIFY(pop.size() >= 16);
+        checkPopulation(t, pop);
+    }
+
+    // A row sum with little spatial work: cross-thread reduction (reduce loop split by the warp
+    // size, the inner part on threadIdx.x, the rows on blockIdx.x), no rfactor stage.
+    void testCrossThreadReduction() {
+        Tensor a = placeholder({16, 4096}, "A");
+        auto t = gpuTask(std::make_shared<ComputeDAG>(ComputeDAG::fromOutputs({topi::sum(a, std::vector<int>{1})})));
+        // CrossThreadReduction applies without skipping the rest (TVM kApply): the cross-thread
+        // sketch, and the plain one SkipStage leaves.
+        const auto sketches = search::generateSketches(t);
+        QCOMPARE(int(sketches.size()), 2);
+        const State& ctr = sketches[0].transformSteps().empty() ? sketches[1] : sketches[0];
+        const State& plain = sketches[0].transformSteps().empty() ? sketches[0] : sketches[1];
+        QVERIFY(plain.transformSteps().empty());
+        const auto& steps = ctr.transformSteps();
+        QCOMPARE(kinds(ctr), QStringLiteral("SP AN"));
+        QCOMPARE(steps[0].as<SplitStep>()->lengths, std::vector<int64_t>{32});
+        QCOMPARE(steps[1].as<AnnotationStep>()->annotation, IteratorAnnotation::ThreadX);
+        search::SketchPolicy policy(t, std::make_shared<cost_model::RandomModel>(5), smallParams(), 13);
+        std::mt19937_64 rng(1);
+        State s = inferBound(policy.randomAnnotate(ctr, rng));
+        QVERIFY(search::hasCrossThreadReduction(s, 1));
+        auto threads = search::gpuThreadExtents(s);
+        QCOMPARE(threads[1].blockX, int64_t(16));
+        QCOMPARE(threads[1].threadX, int64_t(32));
+        QCOMPARE(QString::fromStdString(search::verifyGpuState(s, t.hardware)), QString());
+        // The plain sketch: 16 rows fit in a warp, one thread per row.
+        s = inferBound(policy.randomAnnotate(plain, rng));
+        threads = search::gpuThreadExtents(s);
+        QCOMPARE(threads[1].blockX, int64_t(1));
+        QCOMPARE(threads[1].threadX, int64_t(16));
+        QCOMPARE(QString::fromStdString(search::verifyGpuState(s, t.hardware)), QString());
+    }
+
+    // Mali: TVM's CPU rule list (no shared-memory copies) with the GPU tiling structure and GPU init
+    // rules plus vectorization, within Mali's limits (256 threads, no vthread).
+    void testMali() {
+        auto t = gpuTask(matmulDag(256, 256, 256), "opencl -keys=mali,opencl,gpu -device=mali", HardwareParams::mali());
+        const auto sketches = search::generateSketches(t);
+        QVERIFY(!sketches.empty());
+        for (const auto& sk : sketches)
+            for (const auto& st : sk.transformSteps()) QVERIFY(!st.is<CacheReadStep>());
+        search::SketchPolicy policy(t, std::make_shared<cost_model::RandomModel>(6), smallParams(), 17);
+        const auto pop = policy.sampleInitPopulation();
+        QVERIFY(pop.size() >= 16);
+        checkPopulation(t, pop);
+        for (const auto& s : pop)
+            for (const auto& k : search::gpuKernelUsage(s)) QVERIFY(k.threadsPerBlock <= 256 && k.maxVthread == 1);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestGpuSearch)
+#include "tst_gpu_search.moc"
