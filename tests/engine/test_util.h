@@ -29,6 +29,13 @@ std::shared_ptr<const te::ComputeDAG> matmulAdd(int64_t n, int64_t l, int64_t m)
 /// it and Relay fuses resnet's layers. Stages: p0 pad_temp p1 conv2d_nhwc [p2 T_add] T_relu.
 std::shared_ptr<const te::ComputeDAG> conv2dNhwcRelu(int64_t h, int64_t ci, int64_t co, bool bias);
 
+/// TVM's tutorial workload `conv2d_layer` (tune_conv2d_layer_cuda.py, the DAG of TVM's CUDA record
+/// ../shared/data/logs/ansor/tvm_ci_conv2d.json): topi conv2d_nchw (stride, padding on both sides)
+/// + bias [1, co, 1, 1] (T_add) + relu (T_relu), io tensors [data, kernel, bias, out]. Stages:
+/// data pad_temp kernel conv2d_nchw bias T_add T_relu.
+std::shared_ptr<const te::ComputeDAG> conv2dLayer(int64_t n, int64_t h, int64_t w, int64_t co, int64_t ci, int64_t kh,
+                                                  int64_t kw, int64_t stride, int64_t pad);
+
 /// n floats drawn uniformly from [lo, hi) by std::mt19937(seed) (deterministic per seed).
 std::vector<float> randomData(size_t n, unsigned seed, float lo = -1.f, float hi = 1.f);
 

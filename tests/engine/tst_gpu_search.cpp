@@ -12,12 +12,11 @@
 #include "engine/search/cost_model.h"
 #include "engine/search/gpu_limits.h"
 #include "engine/search/sketch_policy.h"
-#include "engine/topi/broadcast.h"
 #include "engine/topi/nn.h"
-#include "engine/topi/nn/conv2d.h"
 #include "engine/topi/nn/dense.h"
 #include "engine/topi/nn/depthwise_conv2d.h"
 #include "engine/topi/reduction.h"
+#include "tests/engine/test_util.h"
 
 using namespace tb;
 using namespace tb::te;
@@ -35,18 +34,6 @@ search::SearchTask gpuTask(std::shared_ptr<const ComputeDAG> dag, const std::str
     t.target = target;
     t.hardware = hw;
     return t;
-}
-
-// TVM's tutorial workload conv2d_layer (tune_conv2d_layer_cuda.py): NCHW conv2d + bias + relu,
-// io tensors [data, kernel, bias, out].
-std::shared_ptr<const ComputeDAG> conv2dLayer(int64_t n, int64_t h, int64_t w, int64_t co, int64_t ci, int64_t kh,
-                                              int64_t kw, int64_t stride, int64_t pad) {
-    Tensor data = placeholder({n, ci, h, w}, "data");
-    Tensor kernel = placeholder({co, ci, kh, kw}, "kernel");
-    Tensor bias = placeholder({1, co, 1, 1}, "bias");
-    Tensor conv = topi::nn::conv2dNchw(data, kernel, {stride, stride}, {pad, pad});
-    Tensor out = topi::relu(topi::add(conv, bias));
-    return std::make_shared<ComputeDAG>(std::vector<Tensor>{data, kernel, bias, out});
 }
 
 std::shared_ptr<const ComputeDAG> matmulDag(int64_t m, int64_t k, int64_t n) {
@@ -148,7 +135,7 @@ private Q_SLOTS:
     void testConv2dSketchMatchesTvmRecord() {
         const std::vector<Step> rec = recordSteps();
         QCOMPARE(int(rec.size()), 37);
-        auto t = gpuTask(conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
+        auto t = gpuTask(test::conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
         const auto sketches = search::generateSketches(t);
         QCOMPARE(int(sketches.size()), 1);  // every GPU rule that applies here skips the rest
         const auto& steps = sketches[0].transformSteps();
@@ -166,7 +153,7 @@ private Q_SLOTS:
     // TVM's record replays here and uses what TVM's kernel uses: 64 threads (ff.2), no vthread,
     // shared memory for a 128 x 8 x 1 x 3 kernel tile and a 1 x 8 x 1 x 9 input tile.
     void testTvmRecordWithinLimits() {
-        auto t = gpuTask(conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
+        auto t = gpuTask(test::conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
         State s = inferBound(replaySteps(*t.dag, recordSteps()));
         QCOMPARE(QString::fromStdString(search::verifyGpuState(s, t.hardware)), QString());
         const auto usage = search::gpuKernelUsage(s);
@@ -195,7 +182,7 @@ private Q_SLOTS:
     // The init population: every state has the record's full step structure (thread binding FU/AN,
     // cooperative fetching FU SP AN FFSP AN, PR auto_unroll), respects the limits and round-trips.
     void testConv2dInitPopulation() {
-        auto t = gpuTask(conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
+        auto t = gpuTask(test::conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
         search::SketchPolicy policy(t, std::make_shared<cost_model::RandomModel>(1), smallParams(), 7);
         const auto pop = policy.sampleInitPopulation();
         QVERIFY(pop.size() >= 16);
@@ -213,7 +200,7 @@ private Q_SLOTS:
     // Mutations (tile size, auto unroll) keep the states within the limits: evolution's output is
     // pruned like the init population.
     void testConv2dEvolution() {
-        auto t = gpuTask(conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
+        auto t = gpuTask(test::conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
         search::SketchPolicy policy(t, std::make_shared<cost_model::RandomModel>(2), smallParams(), 11);
         const auto pop = policy.sampleInitPopulation();
         const auto best = policy.evolutionarySearch(pop, 32);
