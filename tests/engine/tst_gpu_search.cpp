@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/graph/task_extraction.h"
+#include "engine/graph/zoo.h"
 #include "engine/record/record_io.h"
 #include "engine/schedule/infer_bound.h"
 #include "engine/schedule/transform_step.h"
@@ -15,6 +17,10 @@
 #include "engine/topi/nn.h"
 #include "engine/topi/nn/dense.h"
 #include "engine/topi/nn/depthwise_conv2d.h"
+#include "engine/topi/nn/conv2d.h"
+#include "engine/topi/nn/pooling.h"
+#include "engine/topi/nn/softmax.h"
+#include "engine/topi/nn/winograd.h"
 #include "engine/topi/reduction.h"
 #include "tests/engine/test_util.h"
 
@@ -87,6 +93,56 @@ bool roundTrips(const search::SearchTask& t, const State& s) {
     const std::string text = stepsToJson(s.transformSteps()).dump();
     State back = inferBound(replaySteps(*t.dag, stepsFromJson(json::parse(text))));
     return back.toStr() == s.toStr() && stepsToJson(back.transformSteps()).dump() == text;
+}
+
+// TVM's HasCacheReadStage: a CHR step made the stage (its id followed through later steps).
+bool hasCacheRead(const State& s, int stageId) {
+    const auto& steps = s.transformSteps();
+    for (int i = int(steps.size()) - 1; i >= 0; --i) {
+        if (auto* c = steps[size_t(i)].as<CacheReadStep>(); c && c->stageId == stageId) return true;
+        if (steps[size_t(i)].changesStageCount() && stageId > steps[size_t(i)].stageId()) --stageId;
+    }
+    return false;
+}
+
+ComputeAtKind at(const State& s, int stageId) { return s.stage(stageId).computeAt; }
+
+// TVM's test workloads (python/tvm/testing/auto_scheduler.py).
+std::shared_ptr<const ComputeDAG> tvmMatmul(int64_t n, int64_t m, int64_t k) {
+    Tensor a = placeholder({n, k}, "A"), b = placeholder({k, m}, "B");
+    auto r = reduceAxis(k, "k");
+    Tensor c = compute({n, m}, {"i", "j"}, [&](const std::vector<Var>& v) { return sum(a(v[0], r.var) * b(r.var, v[1]), {r}); },
+                       "C", ComputeOptions{{}, {}, {b}});
+    return std::make_shared<ComputeDAG>(std::vector<Tensor>{a, b, c});
+}
+
+std::shared_ptr<const ComputeDAG> tvmDoubleMatmul(int64_t n) {
+    Tensor a = placeholder({n, n}, "A"), b = placeholder({n, n}, "B"), c = placeholder({n, n}, "C");
+    auto k1 = reduceAxis(n, "k");
+    Tensor d = compute({n, n}, {"i", "j"}, [&](const std::vector<Var>& v) { return sum(a(v[0], k1.var) * b(k1.var, v[1]), {k1}); }, "D");
+    auto k2 = reduceAxis(n, "k");
+    Tensor e = compute({n, n}, {"i", "j"}, [&](const std::vector<Var>& v) { return sum(d(v[0], k2.var) * c(k2.var, v[1]), {k2}); }, "E");
+    return std::make_shared<ComputeDAG>(std::vector<Tensor>{a, b, c, e});
+}
+
+std::shared_ptr<const ComputeDAG> tvmConv2dNchwBnRelu(int64_t n, int64_t h, int64_t w, int64_t ci, int64_t co, int64_t ks,
+                                                      int64_t stride, int64_t pad) {
+    Tensor data = placeholder({n, ci, h, w}, "Data"), kernel = placeholder({co, ci, ks, ks}, "Kernel");
+    Tensor bias = placeholder({co, 1, 1}, "Bias"), scale = placeholder({co, 1, 1}, "Bn_scale"),
+           offset = placeholder({co, 1, 1}, "Bn_offset");
+    Tensor conv = topi::nn::conv2dNchw(data, kernel, {stride, stride}, {pad, pad});
+    const std::vector<int64_t> shape = conv.shape();
+    const std::vector<std::string> axes{"i", "j", "k", "l"};
+    auto chan = [&](Tensor in, Tensor p, bool mul, const char* name) {
+        return compute(shape, axes, [&](const std::vector<Var>& v) {
+            Expr x = in(v[0], v[1], v[2], v[3]), y = p(v[1], 0, 0);
+            return mul ? x * y : x + y;
+        }, name);
+    };
+    conv = chan(conv, bias, false, "Bias_add");
+    conv = chan(conv, scale, true, "Bn_mul");
+    conv = chan(conv, offset, false, "Bn_add");
+    return std::make_shared<ComputeDAG>(std::vector<Tensor>{data, kernel, bias, offset, scale, topi::relu(conv)});
 }
 
 search::SketchPolicyParams smallParams() {
@@ -276,6 +332,154 @@ private Q_SLOTS:
         QCOMPARE(threads[1].blockX, int64_t(1));
         QCOMPARE(threads[1].threadX, int64_t(16));
         QCOMPARE(QString::fromStdString(search::verifyGpuState(s, t.hardware)), QString());
+    }
+
+    // TVM's own GPU sketch tests (tests/python/auto_scheduler/test_auto_scheduler_sketch_generation.py
+    // test_cuda_*), same workloads, same assertions.
+    void testTvmCudaMatmulSketch() {
+        auto sk = search::generateSketches(gpuTask(tvmMatmul(512, 512, 512)));
+        QCOMPARE(int(sk.size()), 1);
+        QVERIFY(hasCacheRead(sk[0], 0));
+        QCOMPARE(at(sk[0], 1), ComputeAtKind::Iter);
+        QVERIFY(hasCacheRead(sk[0], 2));
+        QCOMPARE(at(sk[0], 3), ComputeAtKind::Iter);
+        QVERIFY(search::hasCacheWriteStage(sk[0], 4));
+        QVERIFY(search::isTiled(sk[0].stage(4)));
+        QCOMPARE(at(sk[0], 4), ComputeAtKind::Iter);
+        QVERIFY(search::isTiled(sk[0].stage(5)));
+
+        // 1 cross-thread reduction sketch + 1 multi-level tiling sketch.
+        sk = search::generateSketches(gpuTask(tvmMatmul(8, 8, 1024)));
+        QCOMPARE(int(sk.size()), 2);
+        QVERIFY(search::hasCrossThreadReduction(sk[0], 2));
+        QVERIFY(hasCacheRead(sk[1], 0));
+        QCOMPARE(at(sk[1], 1), ComputeAtKind::Iter);
+        QVERIFY(hasCacheRead(sk[1], 2));
+        QCOMPARE(at(sk[1], 3), ComputeAtKind::Iter);
+        QVERIFY(search::hasCacheWriteStage(sk[1], 4));
+        QVERIFY(search::isTiled(sk[1].stage(4)));
+        QCOMPARE(at(sk[1], 4), ComputeAtKind::Iter);
+        QVERIFY(search::isTiled(sk[1].stage(5)));
+
+        // Multi-level tiling for one matmul only: 1 sketch.
+        sk = search::generateSketches(gpuTask(tvmDoubleMatmul(512)));
+        QCOMPARE(int(sk.size()), 1);
+        QCOMPARE(at(sk[0], 5), ComputeAtKind::Root);
+        QCOMPARE(at(sk[0], 6), ComputeAtKind::Iter);
+    }
+
+    void testTvmCudaConv2dBnReluSketch() {
+        auto sk = search::generateSketches(gpuTask(tvmConv2dNchwBnRelu(1, 56, 56, 512, 512, 3, 1, 1)));
+        QCOMPARE(int(sk.size()), 1);
+        QVERIFY(hasCacheRead(sk[0], 1));
+        QCOMPARE(at(sk[0], 1), ComputeAtKind::Inlined);
+        QCOMPARE(at(sk[0], 2), ComputeAtKind::Iter);
+        QVERIFY(hasCacheRead(sk[0], 3));
+        QCOMPARE(at(sk[0], 4), ComputeAtKind::Iter);
+        QVERIFY(search::isTiled(sk[0].stage(5)));
+        QCOMPARE(at(sk[0], 5), ComputeAtKind::Iter);
+        QCOMPARE(at(sk[0], 7), ComputeAtKind::Inlined);
+        QCOMPARE(at(sk[0], 9), ComputeAtKind::Inlined);
+        QCOMPARE(at(sk[0], 11), ComputeAtKind::Inlined);
+        QVERIFY(search::isTiled(sk[0].stage(12)));
+    }
+
+    void testTvmCudaPoolMinSoftmaxZeroRankSketches() {
+        Tensor data = placeholder({1, 512, 56, 56}, "Data");
+        auto pool = std::make_shared<ComputeDAG>(std::vector<Tensor>{
+            data, topi::nn::pool2d(data, {2, 2}, {1, 1}, {1, 1}, {0, 0, 0, 0}, topi::nn::PoolType::Max)});
+        auto sk = search::generateSketches(gpuTask(pool));
+        QCOMPARE(int(sk.size()), 1);  // the default sketch
+        QVERIFY(sk[0].transformSteps().empty());
+
+        Tensor a = placeholder({10, 1024}, "A");
+        sk = search::generateSketches(gpuTask(std::make_shared<ComputeDAG>(std::vector<Tensor>{a, topi::min(a, std::vector<int>{-1})})));
+        QCOMPARE(int(sk.size()), 2);  // cross-thread reduction + default
+        QVERIFY(search::hasCrossThreadReduction(sk[0], 1));
+        QVERIFY(sk[1].transformSteps().empty());
+
+        // (cross-thread + default) x (cross-thread + default), for both softmax shapes.
+        for (const std::vector<int64_t>& shape : {std::vector<int64_t>{2, 1024}, std::vector<int64_t>{1, 12, 128, 128}}) {
+            Tensor x = placeholder(shape, "A");
+            sk = search::generateSketches(gpuTask(std::make_shared<ComputeDAG>(std::vector<Tensor>{x, topi::nn::softmax(x, -1)})));
+            QCOMPARE(int(sk.size()), 4);
+            QVERIFY(search::hasCrossThreadReduction(sk[0], 1));
+            QVERIFY(search::hasCrossThreadReduction(sk[0], 3));
+            QVERIFY(search::hasCrossThreadReduction(sk[1], 3));
+            QVERIFY(search::hasCrossThreadReduction(sk[2], 1));
+            QCOMPARE(at(sk[3], 2), ComputeAtKind::Inlined);
+        }
+
+        // A zero-rank reduction: cross-thread + multi-level tiling.
+        Tensor v = placeholder({128}, "A");
+        auto k = reduceAxis(128, "k");
+        Tensor b = compute({}, std::vector<std::string>{}, [&](const std::vector<Var>&) { return sum(v(k.var), {k}); }, "B");
+        sk = search::generateSketches(gpuTask(std::make_shared<ComputeDAG>(std::vector<Tensor>{v, b})));
+        QCOMPARE(int(sk.size()), 2);
+    }
+
+    void testTvmCudaWinogradSketch() {
+        Tensor inputs = placeholder({1, 28, 28, 128}, "inputs"), weight = placeholder({6, 6, 128, 128}, "weight");
+        Tensor out = topi::nn::conv2dWinogradNhwc(inputs, weight, {1, 1}, /*preComputed=*/true);
+        auto sk = search::generateSketches(gpuTask(std::make_shared<ComputeDAG>(std::vector<Tensor>{inputs, weight, out})));
+        QCOMPARE(int(sk.size()), 1);
+        QCOMPARE(at(sk[0], 1), ComputeAtKind::Inlined);
+        QCOMPARE(at(sk[0], 2), ComputeAtKind::Iter);
+        QCOMPARE(at(sk[0], 3), ComputeAtKind::Inlined);
+        QVERIFY(search::isTiled(sk[0].stage(4)));
+        QVERIFY(hasCacheRead(sk[0], 4));
+        QCOMPARE(at(sk[0], 5), ComputeAtKind::Iter);
+        QVERIFY(hasCacheRead(sk[0], 6));
+        QCOMPARE(at(sk[0], 7), ComputeAtKind::Iter);
+        QVERIFY(search::isTiled(sk[0].stage(8)));
+        QCOMPARE(at(sk[0], 8), ComputeAtKind::Iter);
+        QVERIFY(search::hasCacheWriteStage(sk[0], 8));
+        QCOMPARE(at(sk[0], 9), ComputeAtKind::Root);
+        QVERIFY(search::isTiled(sk[0].stage(11)));
+        QVERIFY(!search::isTiled(sk[0].stage(12)));
+    }
+
+    // Softmax: both reductions reduce across threads, computed inside their consumers (fusible:
+    // simple consumers with common outer loops) or at the root.
+    void testSoftmax() {
+        Tensor a = placeholder({4, 1000}, "A");
+        auto t = gpuTask(std::make_shared<ComputeDAG>(ComputeDAG::fromOutputs({topi::nn::softmax(a)})));
+        const auto sketches = search::generateSketches(t);
+        QVERIFY(!sketches.empty());
+        bool fusedCrossThread = false;
+        for (const auto& sk : sketches) {
+            const QString k = kinds(sk);
+            fusedCrossThread |= k.contains(QStringLiteral("FSP AN CA"));
+        }
+        QVERIFY(fusedCrossThread);
+        search::SketchPolicy policy(t, std::make_shared<cost_model::RandomModel>(8), smallParams(), 21);
+        const auto pop = policy.sampleInitPopulation();
+        QVERIFY(!pop.empty());
+        checkPopulation(t, pop);
+    }
+
+    // Every task of resnet-18 and mobilenet (x86 task extraction, winograd included: const-tensor
+    // stages) gets GPU sketches and a valid init population on CUDA.
+    void testNetworkTasks_data() {
+        QTest::addColumn<QString>("network");
+        QTest::newRow("resnet-18") << QStringLiteral("resnet-18");
+        QTest::newRow("mobilenet") << QStringLiteral("mobilenet");
+    }
+    void testNetworkTasks() {
+        QFETCH(QString, network);
+        auto tasks = graph::extractTasks(graph::makeNetwork(network.toStdString(), 1, "NHWC"));
+        QVERIFY(!tasks.empty());
+        for (const auto& et : tasks) {
+            auto t = gpuTask(std::make_shared<ComputeDAG>(et.dag));
+            QVERIFY2(!search::generateSketches(t).empty(), et.desc.c_str());
+            search::SketchPolicyParams p = smallParams();
+            p.evolutionaryPopulation = 64;
+            p.sampleInitMinPopulation = 4;
+            search::SketchPolicy policy(t, std::make_shared<cost_model::RandomModel>(9), p, 23);
+            const auto pop = policy.sampleInitPopulation();
+            QVERIFY2(!pop.empty(), et.desc.c_str());
+            checkPopulation(t, pop);
+        }
     }
 
     // Mali: TVM's CPU rule list (no shared-memory copies) with the GPU tiling structure and GPU init
