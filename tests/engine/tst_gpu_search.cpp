@@ -459,18 +459,22 @@ private Q_SLOTS:
     }
 
     // Every task of resnet-18 and mobilenet (x86 task extraction, winograd included: const-tensor
-    // stages) gets GPU sketches and a valid init population on CUDA.
+    // stages) gets GPU sketches and a valid init population, on CUDA and on Mali (seed 003's target).
     void testNetworkTasks_data() {
         QTest::addColumn<QString>("network");
-        QTest::newRow("resnet-18") << QStringLiteral("resnet-18");
-        QTest::newRow("mobilenet") << QStringLiteral("mobilenet");
+        QTest::addColumn<bool>("mali");
+        QTest::newRow("resnet-18 cuda") << QStringLiteral("resnet-18") << false;
+        QTest::newRow("mobilenet cuda") << QStringLiteral("mobilenet") << false;
+        QTest::newRow("mobilenet mali") << QStringLiteral("mobilenet") << true;
     }
     void testNetworkTasks() {
         QFETCH(QString, network);
+        QFETCH(bool, mali);
         auto tasks = graph::extractTasks(graph::makeNetwork(network.toStdString(), 1, "NHWC"));
         QVERIFY(!tasks.empty());
         for (const auto& et : tasks) {
-            auto t = gpuTask(std::make_shared<ComputeDAG>(et.dag));
+            auto dag = std::make_shared<ComputeDAG>(et.dag);
+            auto t = mali ? gpuTask(dag, "opencl -keys=mali,opencl,gpu -device=mali", HardwareParams::mali()) : gpuTask(dag);
             QVERIFY2(!search::generateSketches(t).empty(), et.desc.c_str());
             search::SketchPolicyParams p = smallParams();
             p.evolutionaryPopulation = 64;
