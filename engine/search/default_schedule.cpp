@@ -512,4 +512,37 @@ State defaultSchedule(const te::ComputeDAG& dag, const DefaultScheduleOptions& o
     return Scheduler(dag, options).run();
 }
 
+State defaultGpuSchedule(const te::ComputeDAG& dag, const HardwareParams& hw) {
+    TB_USER_CHECK(hw.maxThreadsPerBlock > 0 && hw.warpSize > 0)
+        << "a GPU default schedule needs max_threads_per_block and warp_size";
+    State s(dag);
+    const int n = int(s.stages().size());
+    for (int sid = n - 1; sid >= 0; --sid) {
+        const Stage& st = s.stage(sid);
+        if (st.opType != StageKind::Compute || dag.access(st.op).isOutput || hasReduceIter(st)) continue;
+        computeInline(&s, dag, sid);
+    }
+    const int64_t block = std::min<int64_t>(hw.maxThreadsPerBlock, 256);
+    for (int sid = 0; sid < n; ++sid) {
+        const Stage& st = s.stage(sid);
+        if (st.opType != StageKind::Compute || st.computeAt == ComputeAtKind::Inlined) continue;
+        if (st.iters.empty()) continue;
+        if (st.iters.front().kind != IteratorKind::Spatial) {
+            const int fused = fuseAllReductionIterators(&s, dag, sid);
+            split(&s, dag, sid, fused, {hw.warpSize});
+            annotate(&s, dag, sid, fused + 1, IteratorAnnotation::ThreadX);
+            continue;
+        }
+        const int fused = fuseAllOuterSpaceIterators(&s, dag, sid);
+        if (extentOf(s.stage(sid).iters[size_t(fused)]) <= block) {
+            annotate(&s, dag, sid, fused, IteratorAnnotation::ThreadX);
+        } else {
+            split(&s, dag, sid, fused, {block});
+            annotate(&s, dag, sid, fused, IteratorAnnotation::BlockX);
+            annotate(&s, dag, sid, fused + 1, IteratorAnnotation::ThreadX);
+        }
+    }
+    return s;
+}
+
 }  // namespace tb::search

@@ -39,6 +39,7 @@
 #include <cstdint>
 
 #include "engine/schedule/loop_state.h"
+#include "engine/support/hardware_params.h"
 #include "engine/te/compute_dag.h"
 
 namespace tb::search {
@@ -55,5 +56,17 @@ struct DefaultScheduleOptions {
 /// The default schedule of `dag` as a State (steps applied, not yet through inferBound). Throws
 /// tb::UserError or InternalError when a step does not apply (the caller falls back).
 State defaultSchedule(const te::ComputeDAG& dag, const DefaultScheduleOptions& options = {});
+
+/// The default schedule of `dag` on a GPU (what every group needs before it can run there at all:
+/// a GPU kernel without thread bindings cannot launch). Like TVM's fallback `schedule_injective`
+/// (topi/cuda/injective.py) for every stage, with the reduction loops serial inside each thread:
+///   1. every non-output stage without reduction is inlined (TVM's GPU AlwaysInline rule);
+///   2. every remaining stage (a kernel each): its spatial loops fused, split by
+///      min(max_threads_per_block, 256) and bound to blockIdx.x / threadIdx.x (only threadIdx.x
+///      when they fit one block); a stage without spatial loops (a reduction to a scalar) reduces
+///      across one warp: the fused reduce loop split by warp_size, the inner part on threadIdx.x.
+/// Correct, not fast: the search replaces it for every tuned task. The result passes
+/// verifyGpuState (gpu_limits.h) for `hw`. Throws tb::UserError when hw has no thread limits.
+State defaultGpuSchedule(const te::ComputeDAG& dag, const HardwareParams& hw);
 
 }  // namespace tb::search

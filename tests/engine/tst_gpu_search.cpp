@@ -12,6 +12,7 @@
 #include "engine/schedule/infer_bound.h"
 #include "engine/schedule/transform_step.h"
 #include "engine/search/cost_model.h"
+#include "engine/search/default_schedule.h"
 #include "engine/search/gpu_limits.h"
 #include "engine/search/sketch_policy.h"
 #include "engine/topi/nn.h"
@@ -483,7 +484,32 @@ private Q_SLOTS:
             const auto pop = policy.sampleInitPopulation();
             QVERIFY2(!pop.empty(), et.desc.c_str());
             checkPopulation(t, pop);
+            // The GPU default schedule (untuned groups) binds every kernel within the limits.
+            checkPopulation(t, {inferBound(search::defaultGpuSchedule(*dag, t.hardware))});
         }
+    }
+
+    // The GPU default schedule: everything inlinable inlined, one kernel per remaining stage with
+    // its spatial loops on blockIdx.x / threadIdx.x (256-thread blocks), reductions inside a thread;
+    // a reduction to a scalar reduces across a warp.
+    void testDefaultGpuSchedule() {
+        auto t = gpuTask(test::conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
+        State s = inferBound(search::defaultGpuSchedule(*t.dag, t.hardware));
+        // T_add and pad_temp inlined; two kernels: conv2d_nchw, T_relu.
+        QCOMPARE(kinds(s), QStringLiteral("CI CI FU SP AN AN FU SP AN AN"));
+        const auto threads = search::gpuThreadExtents(s);
+        QCOMPARE(threads[3].blockX, int64_t(98));  // 512 x 7 x 7 / 256
+        QCOMPARE(threads[3].threadX, int64_t(256));
+        QCOMPARE(threads[6].blockX, int64_t(98));
+        checkPopulation(t, {s});
+
+        Tensor v = placeholder({128}, "A");
+        auto k = reduceAxis(128, "k");
+        Tensor b = compute({}, std::vector<std::string>{}, [&](const std::vector<Var>&) { return sum(v(k.var), {k}); }, "B");
+        t = gpuTask(std::make_shared<ComputeDAG>(std::vector<Tensor>{v, b}));
+        s = inferBound(search::defaultGpuSchedule(*t.dag, t.hardware));
+        QVERIFY(search::hasCrossThreadReduction(s, 1));
+        checkPopulation(t, {s});
     }
 
     // Mali: TVM's CPU rule list (no shared-memory copies) with the GPU tiling structure and GPU init
