@@ -109,6 +109,7 @@ bool canVectorize(const Stmt& s, const te::Var& lane) {
                 if (!canVectorize(c, lane)) return false;
             return true;
         case lower::StmtKind::Attr: return canVectorize(lower::as<lower::AttrNode>(s)->body, lane);
+        case lower::StmtKind::Barrier: return false;
     }
     return false;
 }
@@ -476,6 +477,8 @@ private:
                 for (auto& c : lower::as<lower::SeqNode>(s)->seq) emitStmt(c);
                 return;
             case lower::StmtKind::Attr: return emitStmt(lower::as<lower::AttrNode>(s)->body);
+            case lower::StmtKind::Barrier:
+                TB_USER_ERROR() << "codegen: a GPU barrier in a CPU kernel (use codegen_gpu_source.h for GPU code)";
         }
     }
 
@@ -616,6 +619,9 @@ private:
                 if (m_lanes == 1) return emitParallel(f, mn);
                 break;
             case lower::ForKind::Serial: break;
+            case lower::ForKind::ThreadBinding:
+                TB_USER_ERROR() << "codegen: loop " << f->var.name() << " is bound to " << f->threadTag
+                                << ", a GPU axis; the LLVM CPU code generator runs no GPU kernels";
         }
         llvm::Value* end = m_b.CreateAdd(mn, emit(f->extent));
         emitSerialLoop(f->var, mn, end, f->body);

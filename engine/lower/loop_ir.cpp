@@ -63,13 +63,30 @@ const char* forKindName(ForKind k) {
         case ForKind::Parallel: return "parallel";
         case ForKind::Vectorized: return "vectorized";
         case ForKind::Unrolled: return "unrolled";
+        case ForKind::ThreadBinding: return "thread_binding";
     }
     return "?";
 }
 
-Stmt makeFor(te::Var var, Expr min, Expr extent, ForKind kind, Stmt body) {
+const char* bufferScopeName(BufferScope s) {
+    switch (s) {
+        case BufferScope::Global: return "global";
+        case BufferScope::Local: return "local";
+        case BufferScope::Shared: return "shared";
+    }
+    return "?";
+}
+
+Stmt makeFor(te::Var var, Expr min, Expr extent, ForKind kind, Stmt body, std::string threadTag) {
     TB_CHECK(min && extent && body) << "incomplete For over " << var.name();
-    return std::make_shared<ForNode>(std::move(var), std::move(min), std::move(extent), kind, std::move(body));
+    TB_CHECK((kind == ForKind::ThreadBinding) == !threadTag.empty())
+        << "For over " << var.name() << ": a thread tag goes with (and only with) a thread_binding loop";
+    return std::make_shared<ForNode>(std::move(var), std::move(min), std::move(extent), kind, std::move(body),
+                                     std::move(threadTag));
+}
+Stmt remakeFor(const ForNode* f, Expr min, Expr extent, ForKind kind, Stmt body) {
+    return makeFor(f->var, std::move(min), std::move(extent), kind, std::move(body),
+                   kind == ForKind::ThreadBinding ? f->threadTag : std::string());
 }
 Stmt makeFor(te::Var var, int64_t extent, ForKind kind, Stmt body) {
     return makeFor(std::move(var), te::intImm(0), te::intImm(extent), kind, std::move(body));
@@ -105,6 +122,7 @@ Stmt makeSeq(std::vector<Stmt> stmts) {
 Stmt makeAttr(std::string key, int64_t value, Stmt body) {
     return std::make_shared<AttrNode>(std::move(key), value, std::move(body));
 }
+Stmt makeBarrier() { return std::make_shared<BarrierNode>(); }
 Stmt makeNop() { return std::make_shared<SeqNode>(std::vector<Stmt>{}); }
 bool isNop(const Stmt& s) {
     if (!s) return true;
@@ -135,7 +153,9 @@ void printStmt(std::ostream& os, const Stmt& s, int indent) {
         case StmtKind::For: {
             auto* f = as<ForNode>(s);
             os << pad << (f->forKind == ForKind::Serial ? "for" : forKindName(f->forKind)) << " (" << f->var.name() << ", "
-               << te::toString(f->min) << ", " << te::toString(f->extent) << ") {\n";
+               << te::toString(f->min) << ", " << te::toString(f->extent);
+            if (!f->threadTag.empty()) os << ", \"" << f->threadTag << '"';
+            os << ") {\n";
             printStmt(os, f->body, indent + 1);
             os << pad << "}\n";
             return;
@@ -143,7 +163,7 @@ void printStmt(std::ostream& os, const Stmt& s, int indent) {
         case StmtKind::Allocate: {
             auto* a = as<AllocateNode>(s);
             os << pad << "allocate " << a->buffer->name << "[" << shapeText(a->buffer) << "], "
-               << (a->buffer->scope == BufferScope::Local ? "local" : "global") << "\n";
+               << bufferScopeName(a->buffer->scope) << "\n";
             printStmt(os, a->body, indent);
             return;
         }
@@ -174,6 +194,7 @@ void printStmt(std::ostream& os, const Stmt& s, int indent) {
             printStmt(os, a->body, indent);
             return;
         }
+        case StmtKind::Barrier: os << pad << "barrier\n"; return;
     }
 }
 
@@ -202,7 +223,7 @@ Stmt substitute(const Stmt& s, const std::vector<std::pair<te::Var, Expr>>& map)
     switch (s->kind) {
         case StmtKind::For: {
             auto* f = as<ForNode>(s);
-            return makeFor(f->var, sub(f->min), sub(f->extent), f->forKind, substitute(f->body, map));
+            return remakeFor(f, sub(f->min), sub(f->extent), f->forKind, substitute(f->body, map));
         }
         case StmtKind::Allocate: {
             auto* a = as<AllocateNode>(s);
@@ -227,6 +248,7 @@ Stmt substitute(const Stmt& s, const std::vector<std::pair<te::Var, Expr>>& map)
             auto* a = as<AttrNode>(s);
             return makeAttr(a->key, a->value, substitute(a->body, map));
         }
+        case StmtKind::Barrier: return s;
     }
     return s;
 }
@@ -246,6 +268,7 @@ void preOrderVisit(const Stmt& s, const std::function<void(const Stmt&)>& f) {
             for (auto& c : as<SeqNode>(s)->seq) preOrderVisit(c, f);
             break;
         case StmtKind::Attr: preOrderVisit(as<AttrNode>(s)->body, f); break;
+        case StmtKind::Barrier: break;
     }
 }
 

@@ -21,6 +21,18 @@
 ///   - `Seq`        statements in order.
 ///   - `Attr`       a key/value pragma around a body; today `pragma_auto_unroll_max_step` (the Ansor
 ///                  annotation, consumed by `unrollLoops` in simplify.h) and `pragma_unroll_explicit`.
+///   - `Barrier`    (GPU only) every thread of the work-group / thread block waits here until all
+///                  reached it, and their writes to Shared buffers are visible (TVM's
+///                  `tvm_storage_sync("shared")`: OpenCL `barrier(CLK_LOCAL_MEM_FENCE)`, CUDA
+///                  `__syncthreads()`). Inserted by lower_gpu.h, never by the CPU lowering.
+///
+/// GPU extensions (lower_gpu.h makes them; the CPU lowering and codegen_llvm never see them): a
+/// `For` of kind ThreadBinding carries a `threadTag` ("blockIdx.x".."blockIdx.z", "threadIdx.x"..
+/// "threadIdx.z" or "vthread") and means "this loop's iterations are the GPU's blocks / threads
+/// along that axis" (TVM's ForKind::kThreadBinding / `thread_extent` AttrStmt): the variable is the
+/// block or thread index, the extent the launch extent. A Shared buffer lives in a thread block's
+/// shared memory (`__local` in OpenCL C, `__shared__` in CUDA), one copy per block, visible to all
+/// its threads; a Local buffer is private to one thread (registers).
 /// Expressions are te::Expr trees (expr.h). A read of a buffer is a te `LoadNode` whose `op` is the
 /// buffer's `key` (a placeholder operation created with the buffer; make it with `bufferLoad`), so
 /// every te utility (printer, substitute, postOrderVisit) works on lowered expressions unchanged.
@@ -54,7 +66,9 @@ namespace tb::lower {
 enum class BufferScope : uint8_t {
     Global,  ///< a kernel argument, or a heap-allocated intermediate (Allocate of a Global buffer)
     Local,   ///< a per-thread scratch buffer (stack; TVM's "local" scope of cache stages)
+    Shared,  ///< GPU only: one copy per thread block, shared by its threads (TVM's "shared" scope)
 };
+const char* bufferScopeName(BufferScope s);  ///< "global", "local", "shared"
 
 struct BufferNode {
     std::string name;
@@ -87,11 +101,13 @@ te::Expr flatIndex(const Buffer& buffer, const std::vector<te::Expr>& indices);
 
 // ---- statements ----------------------------------------------------------------------------
 
-enum class StmtKind : uint8_t { For, Allocate, BufferStore, IfThenElse, Seq, Attr };
+enum class StmtKind : uint8_t { For, Allocate, BufferStore, IfThenElse, Seq, Attr, Barrier };
 
-/// How a For loop runs (TVM's ForKind; Unrolled = kUnrolled, Vectorized = kVectorized).
-enum class ForKind : uint8_t { Serial, Parallel, Vectorized, Unrolled };
-const char* forKindName(ForKind k);  ///< "serial", "parallel", "vectorized", "unrolled"
+/// How a For loop runs (TVM's ForKind; Unrolled = kUnrolled, Vectorized = kVectorized,
+/// ThreadBinding = kThreadBinding: GPU only, the loop is a block / thread axis named by the For's
+/// `threadTag`; see the file comment).
+enum class ForKind : uint8_t { Serial, Parallel, Vectorized, Unrolled, ThreadBinding };
+const char* forKindName(ForKind k);  ///< "serial", "parallel", "vectorized", "unrolled", "thread_binding"
 
 struct StmtNode {
     StmtKind kind;
@@ -108,9 +124,11 @@ struct ForNode : StmtNode {
     te::Expr min, extent;
     ForKind forKind = ForKind::Serial;
     Stmt body;
-    ForNode(te::Var v, te::Expr mn, te::Expr ext, ForKind k, Stmt b)
+    /// ThreadBinding only: "blockIdx.x", ..., "threadIdx.z" or "vthread" (empty otherwise).
+    std::string threadTag;
+    ForNode(te::Var v, te::Expr mn, te::Expr ext, ForKind k, Stmt b, std::string tag = {})
         : StmtNode(StmtKind::For), var(std::move(v)), min(std::move(mn)), extent(std::move(ext)), forKind(k),
-          body(std::move(b)) {}
+          body(std::move(b)), threadTag(std::move(tag)) {}
 };
 
 /// `buffer` exists (uninitialised) while `body` runs.
@@ -160,12 +178,21 @@ struct AttrNode : StmtNode {
     AttrNode(std::string k, int64_t v, Stmt b) : StmtNode(StmtKind::Attr), key(std::move(k)), value(v), body(std::move(b)) {}
 };
 
+/// GPU only: a work-group / thread-block barrier with shared-memory fence (see the file comment).
+struct BarrierNode : StmtNode {
+    BarrierNode() : StmtNode(StmtKind::Barrier) {}
+};
+
 template <class T>
 const T* as(const Stmt& s) {
     return dynamic_cast<const T*>(s.get());
 }
 
-Stmt makeFor(te::Var var, te::Expr min, te::Expr extent, ForKind kind, Stmt body);
+/// `threadTag` must be given exactly for ForKind::ThreadBinding (InternalError otherwise).
+Stmt makeFor(te::Var var, te::Expr min, te::Expr extent, ForKind kind, Stmt body, std::string threadTag = {});
+/// The loop `f` with other bounds, kind and body, keeping its variable and thread tag (what passes
+/// that rebuild a loop use, so a ThreadBinding loop stays bound).
+Stmt remakeFor(const ForNode* f, te::Expr min, te::Expr extent, ForKind kind, Stmt body);
 /// Shorthand: a loop from 0 to extent.
 Stmt makeFor(te::Var var, int64_t extent, ForKind kind, Stmt body);
 Stmt makeAllocate(Buffer buffer, Stmt body);
@@ -176,6 +203,7 @@ Stmt makeIf(te::Expr condition, Stmt thenCase, Stmt elseCase = nullptr);
 /// returned as is.
 Stmt makeSeq(std::vector<Stmt> stmts);
 Stmt makeAttr(std::string key, int64_t value, Stmt body);
+Stmt makeBarrier();
 /// The no-op statement (an empty Seq).
 Stmt makeNop();
 bool isNop(const Stmt& s);

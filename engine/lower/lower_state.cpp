@@ -27,7 +27,9 @@ struct StageData {
     bool isArg = false;
 };
 
-ForKind forKindOf(const Iterator& it, const Stage& stage) {
+// The loop kind of an iterator. GPU bindings (vthread, blockIdx.*, threadIdx.*) become
+// ThreadBinding loops in the GPU lowering and are a UserError for a CPU.
+ForKind forKindOf(const Iterator& it, const Stage& stage, bool gpu) {
     switch (it.annotation) {
         case IteratorAnnotation::None: return ForKind::Serial;
         case IteratorAnnotation::Unroll: return ForKind::Unrolled;
@@ -35,9 +37,20 @@ ForKind forKindOf(const Iterator& it, const Stage& stage) {
         case IteratorAnnotation::Parallel: return ForKind::Parallel;
         default: break;
     }
+    if (gpu && isThreadBinding(it.annotation)) return ForKind::ThreadBinding;
     TB_USER_ERROR() << "lowerState: loop " << it.name << " of stage " << stage.op->name << " is annotated '"
-                    << annotationString(it.annotation) << "', which the CPU lowering does not support";
+                    << annotationString(it.annotation) << "', which the " << (gpu ? "GPU" : "CPU")
+                    << " lowering does not support";
     return ForKind::Serial;
+}
+
+std::string threadTagOf(const Iterator& it) {
+    return isThreadBinding(it.annotation) ? std::string(annotationString(it.annotation)) : std::string();
+}
+
+bool endsWith(const std::string& s, const char* suffix) {
+    const std::string x(suffix);
+    return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
 }
 
 // Variable -> replacement, searched linearly (a stage has a handful of axes).
@@ -45,7 +58,7 @@ using VarMap = std::vector<std::pair<const te::ExprNode*, Expr>>;
 
 class StateLowering {
 public:
-    StateLowering(const te::ComputeDAG& dag, const State& state) : m_dag(dag), m_state(state) {}
+    StateLowering(const te::ComputeDAG& dag, const State& state, bool gpu) : m_dag(dag), m_state(state), m_gpu(gpu) {}
 
     LoweredFunc run(const std::string& name);
 
@@ -56,6 +69,7 @@ private:
     te::Var newLoopVar(const std::string& name);
     // bounds (schedule/infer_bound.h)
     void checkAgainstState(int id) const;
+    BufferScope attachedScope(int id) const;
     // statements
     Stmt emitStage(int id);
     Stmt wrapLoop(int id, int iter, Stmt body);
@@ -68,6 +82,7 @@ private:
 
     const te::ComputeDAG& m_dag;
     const State& m_state;
+    const bool m_gpu;  // GPU thread bindings become ThreadBinding loops, cache stages Shared / Local
     std::vector<StageData> m_st;
     std::unordered_map<const te::OperationNode*, int> m_opStage;
     std::unordered_map<std::string, int> m_names;
@@ -104,7 +119,7 @@ void StateLowering::prepareStages() {
                 << " has no range; run inferBound on the state first";
             TB_USER_CHECK(it.range->extent > 0) << "lowerState: loop " << it.name << " of stage " << s.op->name
                                                 << " has extent " << it.range->extent;
-            forKindOf(it, s);  // rejects GPU bindings early
+            forKindOf(it, s, m_gpu);  // rejects GPU bindings (CPU) and tensorize early
         }
     }
     // Loop variables, consumers first: the outer (root) nests keep the iterator names and the
@@ -172,6 +187,33 @@ void StateLowering::checkAgainstState(int id) const {
             << it.range->extent << ") in the state but (" << min << ", " << extent
             << ") by bound inference; was the state changed after inferBound?";
     }
+}
+
+// GPU storage scope of an attached stage (TVM InferStorageScope): the scope its cache step gave it
+// (a `.shared` / `.local` name), else from the thread axes around its attach point: inside a
+// threadIdx or vthread loop "local" (one copy per thread), inside blockIdx loops only "shared" (one
+// copy per block), outside every thread loop "global".
+BufferScope StateLowering::attachedScope(int id) const {
+    const std::string& name = m_state.stage(id).op->name;
+    if (endsWith(name, ".shared")) return BufferScope::Shared;
+    if (endsWith(name, ".local")) return BufferScope::Local;
+    int rank = -1;
+    int cur = id;
+    for (size_t guard = 0; guard <= m_state.stages().size(); ++guard) {
+        auto at = m_state.attachMap().attachedAt(cur);
+        if (!at || m_state.stage(cur).computeAt != ComputeAtKind::Iter) break;
+        const auto [ts, ti] = *at;
+        const Stage& t = m_state.stage(ts);
+        for (int j = 0; j <= ti && size_t(j) < t.iters.size(); ++j) {
+            const IteratorAnnotation a = t.iters[size_t(j)].annotation;
+            if (!isThreadBinding(a)) continue;
+            const bool block = a == IteratorAnnotation::BlockX || a == IteratorAnnotation::BlockY ||
+                               a == IteratorAnnotation::BlockZ;
+            rank = std::max(rank, block ? 0 : 1);
+        }
+        cur = ts;
+    }
+    return rank < 0 ? BufferScope::Global : rank == 0 ? BufferScope::Shared : BufferScope::Local;
 }
 
 // ---- statements ----------------------------------------------------------------------------------
@@ -263,7 +305,8 @@ Stmt StateLowering::wrapLoop(int id, int iter, Stmt body) {
     }
     // A loop of extent 1 is not emitted: its variable is 0 in every index (TVM binds it to its min).
     if (it.range->extent == 1) return body;
-    return makeFor(m_loopVars[size_t(id)][size_t(iter)], it.range->extent, forKindOf(it, s), std::move(body));
+    return makeFor(m_loopVars[size_t(id)][size_t(iter)], te::intImm(0), te::intImm(it.range->extent),
+                   forKindOf(it, s, m_gpu), std::move(body), threadTagOf(it));
 }
 
 Stmt StateLowering::emitStage(int id) {
@@ -410,7 +453,8 @@ Stmt StateLowering::emitStage(int id) {
         for (size_t j = nLeaves; j-- > beginLoop;) {
             const Iterator& it = s.iters[j];
             if (flag[size_t(it.var)] == 2 || it.range->extent == 1) continue;
-            init = makeFor(initVars[--k], it.range->extent, forKindOf(it, s), std::move(init));
+            init = makeFor(initVars[--k], te::intImm(0), te::intImm(it.range->extent), forKindOf(it, s, m_gpu),
+                           std::move(init), threadTagOf(it));
         }
         inner = makeSeq({std::move(init), std::move(inner)});
     }
@@ -443,8 +487,8 @@ LoweredFunc StateLowering::run(const std::string& name) {
         std::vector<int64_t> shape;
         for (size_t k = 0; k < s.op->axis.size(); ++k) shape.push_back(m_bounds[i].extent[k]);
         if (shape.empty()) shape = {1};
-        d.buffer = makeBuffer(s.op->name, std::move(shape), d.attached ? BufferScope::Local : BufferScope::Global, {},
-                              s.op->dtype);
+        const BufferScope scope = !d.attached ? BufferScope::Global : m_gpu ? attachedScope(int(i)) : BufferScope::Local;
+        d.buffer = makeBuffer(s.op->name, std::move(shape), scope, {}, s.op->dtype);
         if (!d.attached) m_rootAllocs.push_back(d.buffer);
     }
 
@@ -465,7 +509,12 @@ LoweredFunc StateLowering::run(const std::string& name) {
 
 LoweredFunc lowerState(const te::ComputeDAG& dag, const State& state, const std::string& name) {
     TB_CHECK(state.defined()) << "lowerState of a null state";
-    return StateLowering(dag, state).run(name);
+    return StateLowering(dag, state, false).run(name);
+}
+
+LoweredFunc lowerStateThreaded(const te::ComputeDAG& dag, const State& state, const std::string& name) {
+    TB_CHECK(state.defined()) << "lowerStateThreaded of a null state";
+    return StateLowering(dag, state, true).run(name);
 }
 
 }  // namespace tb::lower

@@ -76,4 +76,15 @@ namespace tb::lower {
 ///     state's (a state whose ranges are stale, or a bug), or for multi-output compute ops.
 LoweredFunc lowerState(const te::ComputeDAG& dag, const State& state, const std::string& name = "default_function");
 
+/// The same lowering for a GPU (the first half of lower_gpu.h's `lowerStateGpu`, which most callers
+/// want instead): loops bound to vthread / blockIdx.* / threadIdx.* become ForKind::ThreadBinding
+/// loops tagged with the axis, and an attached stage's buffer gets TVM's storage scope (a `.shared`
+/// stage Shared, a `.local` stage Local, otherwise Shared inside blockIdx loops only, Local inside a
+/// threadIdx or vthread loop, Global outside every thread loop; root stages Global). The region a
+/// stage computes is bound inference's, whose relaxation follows the scope (infer_bound.h: a shared
+/// stage covers every thread and vthread of its block). No barriers, no kernel split. Errors: as
+/// lowerState, except that GPU bindings are accepted (tensorize is still a UserError).
+LoweredFunc lowerStateThreaded(const te::ComputeDAG& dag, const State& state,
+                               const std::string& name = "default_function");
+
 }  // namespace tb::lower

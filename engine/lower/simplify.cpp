@@ -141,6 +141,69 @@ bool isCmp(ExprKind k) {
 
 }  // namespace
 
+bool exprEqual(const Expr& a, const Expr& b) { return deepEqual(a, b); }
+
+namespace {
+
+// a + b + ... as (term, coefficient) pairs and a constant.
+void linearTerms(const Expr& e, int64_t coef, std::vector<std::pair<Expr, int64_t>>& terms, int64_t& c) {
+    int64_t v = 0;
+    switch (e.kind()) {
+        case ExprKind::IntImm: c += coef * e.as<te::IntImmNode>()->value; return;
+        case ExprKind::Add: linearTerms(bin(e)->a, coef, terms, c); linearTerms(bin(e)->b, coef, terms, c); return;
+        case ExprKind::Sub: linearTerms(bin(e)->a, coef, terms, c); linearTerms(bin(e)->b, -coef, terms, c); return;
+        case ExprKind::Mul:
+            if (te::isConstInt(bin(e)->b, &v)) return linearTerms(bin(e)->a, coef * v, terms, c);
+            if (te::isConstInt(bin(e)->a, &v)) return linearTerms(bin(e)->b, coef * v, terms, c);
+            break;
+        default: break;
+    }
+    terms.emplace_back(e, coef);
+}
+
+bool divModOf(const Expr& e, ExprKind k, Expr* x, int64_t* c) {
+    if (e.kind() != k || !te::isConstInt(bin(e)->b, c) || *c <= 0) return false;
+    *x = bin(e)->a;
+    return true;
+}
+
+}  // namespace
+
+Expr mergeDivMod(const Expr& e) {
+    if (!e || !te::isInt(e.dtype())) return e;
+    std::vector<std::pair<Expr, int64_t>> terms;
+    int64_t c0 = 0;
+    linearTerms(e, 1, terms, c0);
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (size_t i = 0; i < terms.size() && !changed; ++i) {
+            Expr x;
+            int64_t c = 0;
+            if (!divModOf(terms[i].first, ExprKind::FloorMod, &x, &c)) continue;
+            const int64_t m = terms[i].second;
+            for (size_t j = 0; j < terms.size() && !changed; ++j) {
+                if (j == i || terms[j].second != m * c) continue;
+                Expr y, inner;
+                int64_t d = 0, b = 0;
+                if (divModOf(terms[j].first, ExprKind::FloorDiv, &y, &d) && d == c && deepEqual(x, y)) {
+                    terms[i] = {x, m};  // floordiv(x, c)*c + floormod(x, c) = x
+                } else if (divModOf(terms[j].first, ExprKind::FloorMod, &inner, &b) &&
+                           divModOf(inner, ExprKind::FloorDiv, &y, &d) && d == c && deepEqual(x, y)) {
+                    terms[i] = {te::floormod(x, te::intImm(b * c, x.dtype())), m};  // = floormod(x, b*c)
+                } else {
+                    continue;
+                }
+                terms.erase(terms.begin() + long(j));
+                changed = true;
+            }
+        }
+    }
+    Expr r = te::intImm(c0, e.dtype());
+    for (const auto& [t, k] : terms) r = r + (k == 1 ? t : t * te::intImm(k, e.dtype()));
+    return simplify(r);
+}
+
+
 class SimplifyImpl {
 public:
     explicit SimplifyImpl(const Analyzer& a) : m_a(a) {}
@@ -380,7 +443,7 @@ Stmt simplifyStmt(const Stmt& s, Analyzer& an) {
             Stmt body = simplifyStmt(f->body, an);
             an.unbind(f->var);
             if (isNop(body)) return makeNop();
-            return makeFor(f->var, mn, ext, f->forKind, body);
+            return remakeFor(f, mn, ext, f->forKind, body);
         }
         case StmtKind::Allocate: {
             auto* a = as<AllocateNode>(s);
@@ -432,6 +495,7 @@ Stmt simplifyStmt(const Stmt& s, Analyzer& an) {
             if (isNop(body)) return makeNop();
             return makeAttr(a->key, a->value, body);
         }
+        case StmtKind::Barrier: return s;
     }
     return s;
 }
@@ -448,12 +512,12 @@ Unrolled unroll(const Stmt& s, int64_t maxStep) {
             auto* f = as<ForNode>(s);
             Unrolled body = unroll(f->body, maxStep);
             int64_t ext;
-            if (!te::isConstInt(f->extent, &ext) || body.steps < 0) return {makeFor(f->var, f->min, f->extent, f->forKind, body.s), -1};
+            if (!te::isConstInt(f->extent, &ext) || body.steps < 0) return {remakeFor(f, f->min, f->extent, f->forKind, body.s), -1};
             // TVM vectorizes before unrolling: a vectorized loop is one step of its body.
             const int64_t steps = (f->forKind == ForKind::Vectorized ? 1 : ext) * body.steps;
             ForKind kind = f->forKind;
             if (kind == ForKind::Serial && maxStep > 0 && steps <= maxStep) kind = ForKind::Unrolled;
-            return {makeFor(f->var, f->min, f->extent, kind, body.s), steps};
+            return {remakeFor(f, f->min, f->extent, kind, body.s), steps};
         }
         case StmtKind::Allocate: {
             auto* a = as<AllocateNode>(s);
@@ -482,6 +546,7 @@ Unrolled unroll(const Stmt& s, int64_t maxStep) {
             Unrolled body = unroll(a->body, a->key == attr::kAutoUnrollMaxStep ? a->value : maxStep);
             return {makeAttr(a->key, a->value, body.s), body.steps};
         }
+        case StmtKind::Barrier: return {s, 1};
     }
     return {s, -1};
 }
@@ -505,7 +570,7 @@ Expanded expand(const Stmt& s, int64_t maxStores) {
                 for (int64_t k = 0; k < ext; ++k) copies.push_back(substitute(body.s, {{f->var, f->min + te::intImm(k)}}));
                 return {makeSeq(std::move(copies)), ext * body.stores};
             }
-            return {makeFor(f->var, f->min, f->extent, f->forKind, body.s), body.stores};
+            return {remakeFor(f, f->min, f->extent, f->forKind, body.s), body.stores};
         }
         case StmtKind::Allocate: {
             auto* a = as<AllocateNode>(s);
@@ -533,6 +598,7 @@ Expanded expand(const Stmt& s, int64_t maxStores) {
             Expanded body = expand(a->body, maxStores);
             return {makeAttr(a->key, a->value, body.s), body.stores};
         }
+        case StmtKind::Barrier: return {s, 0};
     }
     return {s, 0};
 }
@@ -585,7 +651,7 @@ Stmt forwardStores(const Stmt& s) {
     switch (s->kind) {
         case StmtKind::For: {
             auto* f = as<ForNode>(s);
-            return makeFor(f->var, f->min, f->extent, f->forKind, forwardStores(f->body));
+            return remakeFor(f, f->min, f->extent, f->forKind, forwardStores(f->body));
         }
         case StmtKind::Allocate: {
             auto* a = as<AllocateNode>(s);
@@ -600,6 +666,7 @@ Stmt forwardStores(const Stmt& s) {
             auto* a = as<AttrNode>(s);
             return makeAttr(a->key, a->value, forwardStores(a->body));
         }
+        case StmtKind::Barrier: return s;
         case StmtKind::Seq: {
             std::vector<Stmt> out;
             int chain = 0;

@@ -60,6 +60,16 @@ private:
 /// Simplify an expression without variable ranges.
 te::Expr simplify(const te::Expr& e);
 
+/// Structural equality of two expressions (variables and buffers by identity).
+bool exprEqual(const te::Expr& a, const te::Expr& b);
+
+/// TVM's rewrite rules `floordiv(x, c)*c + floormod(x, c) -> x` and
+/// `floormod(floordiv(x, c), b)*c + floormod(x, c) -> floormod(x, b*c)` on the terms of an integer
+/// sum (repeated while they apply), then simplify(). Undoes the index split of a fused loop over a
+/// dense buffer (a cooperative fetch's store index becomes linear in its vector lane). Not part
+/// of simplify() (the CPU lowering's output stays as it is); used by the GPU source emitter.
+te::Expr mergeDivMod(const te::Expr& e);
+
 /// Simplify every expression of s, using the ranges of the loops that enclose each one (plus the
 /// ranges already bound in `analyzer`), and drop dead guards / trivial loops.
 Stmt simplify(const Stmt& s, const Analyzer& analyzer = Analyzer());

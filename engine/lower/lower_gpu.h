@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file lower_gpu.h
+/// \brief Lowering of a State scheduled for a GPU (loops bound to blockIdx / threadIdx / vthread,
+/// `shared` and `local` cache stages) into GPU kernels of the loop IR: what TVM's `tvm.lower` +
+/// `tvm.build` do for a cuda / opencl target up to the device source (ScheduleOps with thread
+/// bindings, InferBound's storage-scope relaxation, InjectVirtualThread, ThreadSync("shared"),
+/// SplitHostDevice).
+///
+/// Where it sits: codegen_gpu_source.h turns the result into OpenCL C or CUDA C (a GpuModule); the
+/// GPU runtime (measure/) compiles and launches it. The CPU path (lower_state.h + codegen_llvm.h)
+/// never sees these constructs.
+///
+/// Design (how each GPU concept is lowered; TVM's own choice unless said otherwise):
+///   - Thread bindings: `lowerStateThreaded` (lower_state.h) emits a bound loop as a For of kind
+///     ThreadBinding tagged "blockIdx.x", "threadIdx.y", "vthread", ... (loop_ir.h). Two loops
+///     bound to one axis in a kernel (the consumer's threadIdx.x and, nested in it, the cooperative
+///     fetch's threadIdx.x) are the same hardware index, not nested loops. Every root
+///     stage (a stage computed at the root, not inlined) must start with such loops: it becomes one
+///     kernel (SplitHostDevice), launched after the previous one, with grid / block extents from its
+///     blockIdx / threadIdx loops. A root stage whose outermost emitted loop is not bound (or that
+///     has a non-bound loop outside a bound one) is a UserError, as TVM's VerifyMemory rejects such
+///     a kernel ("Did you forget to bind?"): TVM's GPU sketches bind every root stage, padding
+///     included, or inline it.
+///   - Launch extents: per axis, the largest extent of the loops bound to it in the kernel. A
+///     nested loop bound to the same axis with a smaller extent (a cooperative fetch over fewer
+///     threads than the block has) runs guarded (`if (threadIdx.x < extent)`), as TVM's thread
+///     extent merging does.
+///   - Storage scopes: `shared` buffers live in the block's shared memory (one copy per block; the
+///     emitter declares them at kernel scope), `local` buffers in each thread's registers. Bound
+///     inference relaxes the thread axes a scope is shared across (infer_bound.h, TVM NeedRelax):
+///     a shared stage attached inside threadIdx / vthread loops computes the region of every thread
+///     and vthread of the block, and its own threadIdx-bound loop (cooperative fetching: the fused
+///     loop split by the thread count, the inner part vectorized) spreads the copy over the threads.
+///     A local stage covers one thread (one vthread) only; a global intermediate at the root the
+///     whole tensor (a workspace buffer in global memory, written by its own kernel).
+///   - Virtual threads: a vthread-bound loop stays a loop run by every thread over its body (the
+///     emitter writes a serial loop). Buffers allocated inside it (the local accumulators) are
+///     therefore private to each virtual thread, as TVM's per-vthread buffer expansion makes them,
+///     and everything inside runs once per virtual thread. This is correct, but it also repeats
+///     per virtual thread the work that does not depend on it (a cooperative fetch of a shared tile
+///     under a vthread loop is done once per vthread, where TVM's InjectVirtualThread pushes the
+///     vthread loop down to the statements that use it and fetches once): slower, never wrong.
+///   - Barriers (TVM ThreadSync on "shared"): walking each kernel in execution order, a Barrier is
+///     placed before a statement that reads a shared buffer written since the last barrier (the
+///     cooperative writes, before the reads), or writes a shared buffer read since then (before the
+///     next overwrite). Loops are walked twice, so a loop body that reads a tile and then refetches
+///     it gets a barrier at the start of the body as well. Granularity is the buffer (TVM compares
+///     index sets): writes by different threads to one buffer are never ordered (they are disjoint
+///     in every schedule Ansor makes), and a statement is a unit when it is a store, a guard, a
+///     vectorized loop or a thread loop nested in the kernel (a stage's cooperative fetch, which
+///     may be guarded), so barriers only land where every thread of the block arrives (outside
+///     guards, in uniform loops: every extent is a constant).
+///   - `pragma_auto_unroll_max_step` is applied as on the CPU (unrollLoops in simplify.h marks the
+///     loops Unrolled); the emitters write them as `#pragma unroll` loops.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/lower/loop_ir.h"
+#include "engine/schedule/loop_state.h"
+#include "engine/te/compute_dag.h"
+
+namespace tb::lower {
+
+/// One GPU kernel: a root stage's loop nest, from its outermost thread-bound loop in.
+struct GpuKernel {
+    std::string name;                      ///< `<function name>_kernel<k>`
+    Stmt body;                             ///< ThreadBinding loops outermost; Barriers inserted
+    std::array<int64_t, 3> grid{1, 1, 1};  ///< blockIdx.{x,y,z} extents
+    std::array<int64_t, 3> block{1, 1, 1}; ///< threadIdx.{x,y,z} extents
+    /// The global buffers the kernel reads or writes, as indices into GpuLoweredFunc::buffers()
+    /// in increasing order (the kernel's parameter order).
+    std::vector<int> params;
+    int64_t sharedBytes = 0;  ///< bytes of the Shared buffers the kernel allocates
+};
+
+/// A State lowered for a GPU: the function's arguments, its global workspaces and its kernels.
+struct GpuLoweredFunc {
+    std::string name = "default_function";
+    std::vector<Buffer> args;        ///< the ComputeDAG's tensors in order (inputs, then outputs)
+    std::vector<Buffer> workspaces;  ///< root intermediates (Global), e.g. a padding stage at root
+    std::vector<GpuKernel> kernels;  ///< launched in this order
+
+    /// args then workspaces: what GpuKernel::params index.
+    std::vector<Buffer> buffers() const;
+    /// Text for humans and tests: one `// kernel name<<<grid, block>>>(params)` header per kernel
+    /// followed by its loop nest (LoweredFunc::print's statement syntax).
+    std::string print() const;
+};
+
+/// Lower `state` (its steps applied to `dag`, then `inferBound`) for a GPU: lowerStateThreaded,
+/// then the kernel split, launch extents, unroll marking and barrier insertion described in the
+/// file comment. Follows TVM's lower for cuda/opencl targets (see above for where it differs).
+///
+/// Errors (tb::UserError unless said): everything lowerState throws, except that GPU bindings are
+/// accepted; a root stage whose loop nest does not start with blockIdx / threadIdx loops, or that
+/// binds one inside a non-bound loop (message names the stage's buffer and says "Did you forget
+/// to bind?"); an axis bound inside the kernel with a larger extent than the kernel's own outer
+/// binding of it (the launch would not cover it); a stage attached outside every thread loop of
+/// its kernel (a global buffer inside a kernel).
+GpuLoweredFunc lowerStateGpu(const te::ComputeDAG& dag, const State& state,
+                             const std::string& name = "default_function");
+
+/// Barrier insertion alone (TVM ThreadSync("shared"), the rules of the file comment) on a kernel
+/// body whose outermost loops are its block / thread loops.
+Stmt insertBarriers(const Stmt& kernelBody);
+
+/// "blockIdx.x" -> (true, 0), "threadIdx.z" -> (false, 2); nullopt-like (-1) dimension for
+/// "vthread" and anything else.
+struct ThreadAxis {
+    bool block = false;
+    int dim = -1;  ///< 0..2, or -1 for vthread / not a launch axis
+};
+ThreadAxis threadAxisOf(const std::string& tag);
+
+}  // namespace tb::lower
