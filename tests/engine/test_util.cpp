@@ -62,6 +62,15 @@ std::shared_ptr<const ComputeDAG> conv2dLayer(int64_t n, int64_t h, int64_t w, i
     return std::make_shared<ComputeDAG>(std::vector<Tensor>{data, kernel, bias, out});
 }
 
+search::SearchTask gpuSearchTask(std::shared_ptr<const ComputeDAG> dag, const std::string& target, HardwareParams hw) {
+    search::SearchTask t;
+    t.dag = std::move(dag);
+    t.workloadKey = t.dag->workloadKey();
+    t.target = target;
+    t.hardware = hw;
+    return t;
+}
+
 std::vector<float> randomData(size_t n, unsigned seed, float lo, float hi) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> d(lo, hi);

@@ -31,18 +31,6 @@ using nlohmann::json;
 
 namespace {
 
-const char* const kCudaTarget = "cuda -keys=cuda,gpu -max_num_threads=1024 -thread_warp_size=32";
-
-search::SearchTask gpuTask(std::shared_ptr<const ComputeDAG> dag, const std::string& target = kCudaTarget,
-                           HardwareParams hw = HardwareParams::gpu(49152, 1024, 32)) {
-    search::SearchTask t;
-    t.dag = std::move(dag);
-    t.workloadKey = t.dag->workloadKey();
-    t.target = target;
-    t.hardware = hw;
-    return t;
-}
-
 std::shared_ptr<const ComputeDAG> matmulDag(int64_t m, int64_t k, int64_t n) {
     Tensor a = placeholder({m, k}, "A"), b = placeholder({k, n}, "B");
     return std::make_shared<ComputeDAG>(ComputeDAG::fromOutputs({topi::nn::matmul(a, b)}));
@@ -107,6 +95,19 @@ bool hasCacheRead(const State& s, int stageId) {
 }
 
 ComputeAtKind at(const State& s, int stageId) { return s.stage(stageId).computeAt; }
+
+// TVM's assertions on the multi-level tiling sketch of matmul_auto_scheduler_test: shared copies
+// of A (stage 0) and B (2) computed inside, C's local cache stage (4) tiled and attached, C tiled.
+void checkMatmulTilingSketch(const State& s) {
+    QVERIFY(hasCacheRead(s, 0));
+    QCOMPARE(at(s, 1), ComputeAtKind::Iter);
+    QVERIFY(hasCacheRead(s, 2));
+    QCOMPARE(at(s, 3), ComputeAtKind::Iter);
+    QVERIFY(search::hasCacheWriteStage(s, 4));
+    QVERIFY(search::isTiled(s.stage(4)));
+    QCOMPARE(at(s, 4), ComputeAtKind::Iter);
+    QVERIFY(search::isTiled(s.stage(5)));
+}
 
 // TVM's test workloads (python/tvm/testing/auto_scheduler.py).
 std::shared_ptr<const ComputeDAG> tvmMatmul(int64_t n, int64_t m, int64_t k) {
@@ -179,11 +180,11 @@ class TestGpuSearch : public QObject {
 private Q_SLOTS:
     void testTaskKinds() {
         auto dag = matmulDag(64, 64, 64);
-        QVERIFY(search::isGpuTask(gpuTask(dag)));
-        QVERIFY(!search::isMaliTask(gpuTask(dag)));
-        QVERIFY(search::isGpuTask(gpuTask(dag, "opencl -device=mali", HardwareParams::mali())));
-        QVERIFY(search::isMaliTask(gpuTask(dag, "opencl -keys=mali,opencl,gpu -device=mali", HardwareParams::mali())));
-        QVERIFY(!search::isGpuTask(gpuTask(dag, "llvm -mcpu=znver4", HardwareParams::cpu(8, 64))));
+        QVERIFY(search::isGpuTask(test::gpuSearchTask(dag)));
+        QVERIFY(!search::isMaliTask(test::gpuSearchTask(dag)));
+        QVERIFY(search::isGpuTask(test::gpuSearchTask(dag, "opencl -device=mali", HardwareParams::mali())));
+        QVERIFY(search::isMaliTask(test::gpuSearchTask(dag, "opencl -keys=mali,opencl,gpu -device=mali", HardwareParams::mali())));
+        QVERIFY(!search::isGpuTask(test::gpuSearchTask(dag, "llvm -mcpu=znver4", HardwareParams::cpu(8, 64))));
     }
 
     // The sketch of conv2d_layer on CUDA has the structure of TVM's own record: inline the bias add,
@@ -192,7 +193,7 @@ private Q_SLOTS:
     void testConv2dSketchMatchesTvmRecord() {
         const std::vector<Step> rec = recordSteps();
         QCOMPARE(int(rec.size()), 37);
-        auto t = gpuTask(test::conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
+        auto t = test::gpuSearchTask(test::conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
         const auto sketches = search::generateSketches(t);
         QCOMPARE(int(sketches.size()), 1);  // every GPU rule that applies here skips the rest
         const auto& steps = sketches[0].transformSteps();
@@ -210,7 +211,7 @@ private Q_SLOTS:
     // TVM's record replays here and uses what TVM's kernel uses: 64 threads (ff.2), no vthread,
     // shared memory for a 128 x 8 x 1 x 3 kernel tile and a 1 x 8 x 1 x 9 input tile.
     void testTvmRecordWithinLimits() {
-        auto t = gpuTask(test::conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
+        auto t = test::gpuSearchTask(test::conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
         State s = inferBound(replaySteps(*t.dag, recordSteps()));
         QCOMPARE(QString::fromStdString(search::verifyGpuState(s, t.hardware)), QString());
         const auto usage = search::gpuKernelUsage(s);
@@ -239,7 +240,7 @@ private Q_SLOTS:
     // The init population: every state has the record's full step structure (thread binding FU/AN,
     // cooperative fetching FU SP AN FFSP AN, PR auto_unroll), respects the limits and round-trips.
     void testConv2dInitPopulation() {
-        auto t = gpuTask(test::conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
+        auto t = test::gpuSearchTask(test::conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
         search::SketchPolicy policy(t, std::make_shared<cost_model::RandomModel>(1), smallParams(), 7);
         const auto pop = policy.sampleInitPopulation();
         QVERIFY(pop.size() >= 16);
@@ -257,7 +258,7 @@ private Q_SLOTS:
     // Mutations (tile size, auto unroll) keep the states within the limits: evolution's output is
     // pruned like the init population.
     void testConv2dEvolution() {
-        auto t = gpuTask(test::conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
+        auto t = test::gpuSearchTask(test::conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
         search::SketchPolicy policy(t, std::make_shared<cost_model::RandomModel>(2), smallParams(), 11);
         const auto pop = policy.sampleInitPopulation();
         const auto best = policy.evolutionarySearch(pop, 32);
@@ -277,7 +278,7 @@ private Q_SLOTS:
 
     // A plain matmul: cache write local, shared copies of both inputs, 16x16 threads at most.
     void testMatmulSketch() {
-        auto t = gpuTask(matmulDag(512, 512, 512));
+        auto t = test::gpuSearchTask(matmulDag(512, 512, 512));
         const auto sketches = search::generateSketches(t);
         QCOMPARE(int(sketches.size()), 1);
         QCOMPARE(kinds(sketches[0]), QStringLiteral("CHW SP SP SP RE FSP FSP RE CA CHR CA CHR CA"));
@@ -288,7 +289,7 @@ private Q_SLOTS:
     }
 
     void testDepthwiseSketch() {
-        auto t = gpuTask(depthwiseDag());
+        auto t = test::gpuSearchTask(depthwiseDag());
         const auto sketches = search::generateSketches(t);
         QVERIFY(!sketches.empty());
         for (const auto& sk : sketches) {
@@ -307,7 +308,7 @@ private Q_SLOTS:
     // size, the inner part on threadIdx.x, the rows on blockIdx.x), no rfactor stage.
     void testCrossThreadReduction() {
         Tensor a = placeholder({16, 4096}, "A");
-        auto t = gpuTask(std::make_shared<ComputeDAG>(ComputeDAG::fromOutputs({topi::sum(a, std::vector<int>{1})})));
+        auto t = test::gpuSearchTask(std::make_shared<ComputeDAG>(ComputeDAG::fromOutputs({topi::sum(a, std::vector<int>{1})})));
         // CrossThreadReduction applies without skipping the rest (TVM kApply): the cross-thread
         // sketch, and the plain one SkipStage leaves.
         const auto sketches = search::generateSketches(t);
@@ -338,39 +339,25 @@ private Q_SLOTS:
     // TVM's own GPU sketch tests (tests/python/auto_scheduler/test_auto_scheduler_sketch_generation.py
     // test_cuda_*), same workloads, same assertions.
     void testTvmCudaMatmulSketch() {
-        auto sk = search::generateSketches(gpuTask(tvmMatmul(512, 512, 512)));
+        auto sk = search::generateSketches(test::gpuSearchTask(tvmMatmul(512, 512, 512)));
         QCOMPARE(int(sk.size()), 1);
-        QVERIFY(hasCacheRead(sk[0], 0));
-        QCOMPARE(at(sk[0], 1), ComputeAtKind::Iter);
-        QVERIFY(hasCacheRead(sk[0], 2));
-        QCOMPARE(at(sk[0], 3), ComputeAtKind::Iter);
-        QVERIFY(search::hasCacheWriteStage(sk[0], 4));
-        QVERIFY(search::isTiled(sk[0].stage(4)));
-        QCOMPARE(at(sk[0], 4), ComputeAtKind::Iter);
-        QVERIFY(search::isTiled(sk[0].stage(5)));
+        checkMatmulTilingSketch(sk[0]);
 
         // 1 cross-thread reduction sketch + 1 multi-level tiling sketch.
-        sk = search::generateSketches(gpuTask(tvmMatmul(8, 8, 1024)));
+        sk = search::generateSketches(test::gpuSearchTask(tvmMatmul(8, 8, 1024)));
         QCOMPARE(int(sk.size()), 2);
         QVERIFY(search::hasCrossThreadReduction(sk[0], 2));
-        QVERIFY(hasCacheRead(sk[1], 0));
-        QCOMPARE(at(sk[1], 1), ComputeAtKind::Iter);
-        QVERIFY(hasCacheRead(sk[1], 2));
-        QCOMPARE(at(sk[1], 3), ComputeAtKind::Iter);
-        QVERIFY(search::hasCacheWriteStage(sk[1], 4));
-        QVERIFY(search::isTiled(sk[1].stage(4)));
-        QCOMPARE(at(sk[1], 4), ComputeAtKind::Iter);
-        QVERIFY(search::isTiled(sk[1].stage(5)));
+        checkMatmulTilingSketch(sk[1]);
 
         // Multi-level tiling for one matmul only: 1 sketch.
-        sk = search::generateSketches(gpuTask(tvmDoubleMatmul(512)));
+        sk = search::generateSketches(test::gpuSearchTask(tvmDoubleMatmul(512)));
         QCOMPARE(int(sk.size()), 1);
         QCOMPARE(at(sk[0], 5), ComputeAtKind::Root);
         QCOMPARE(at(sk[0], 6), ComputeAtKind::Iter);
     }
 
     void testTvmCudaConv2dBnReluSketch() {
-        auto sk = search::generateSketches(gpuTask(tvmConv2dNchwBnRelu(1, 56, 56, 512, 512, 3, 1, 1)));
+        auto sk = search::generateSketches(test::gpuSearchTask(tvmConv2dNchwBnRelu(1, 56, 56, 512, 512, 3, 1, 1)));
         QCOMPARE(int(sk.size()), 1);
         QVERIFY(hasCacheRead(sk[0], 1));
         QCOMPARE(at(sk[0], 1), ComputeAtKind::Inlined);
@@ -389,12 +376,12 @@ private Q_SLOTS:
         Tensor data = placeholder({1, 512, 56, 56}, "Data");
         auto pool = std::make_shared<ComputeDAG>(std::vector<Tensor>{
             data, topi::nn::pool2d(data, {2, 2}, {1, 1}, {1, 1}, {0, 0, 0, 0}, topi::nn::PoolType::Max)});
-        auto sk = search::generateSketches(gpuTask(pool));
+        auto sk = search::generateSketches(test::gpuSearchTask(pool));
         QCOMPARE(int(sk.size()), 1);  // the default sketch
         QVERIFY(sk[0].transformSteps().empty());
 
         Tensor a = placeholder({10, 1024}, "A");
-        sk = search::generateSketches(gpuTask(std::make_shared<ComputeDAG>(std::vector<Tensor>{a, topi::min(a, std::vector<int>{-1})})));
+        sk = search::generateSketches(test::gpuSearchTask(std::make_shared<ComputeDAG>(std::vector<Tensor>{a, topi::min(a, std::vector<int>{-1})})));
         QCOMPARE(int(sk.size()), 2);  // cross-thread reduction + default
         QVERIFY(search::hasCrossThreadReduction(sk[0], 1));
         QVERIFY(sk[1].transformSteps().empty());
@@ -402,7 +389,7 @@ private Q_SLOTS:
         // (cross-thread + default) x (cross-thread + default), for both softmax shapes.
         for (const std::vector<int64_t>& shape : {std::vector<int64_t>{2, 1024}, std::vector<int64_t>{1, 12, 128, 128}}) {
             Tensor x = placeholder(shape, "A");
-            sk = search::generateSketches(gpuTask(std::make_shared<ComputeDAG>(std::vector<Tensor>{x, topi::nn::softmax(x, -1)})));
+            sk = search::generateSketches(test::gpuSearchTask(std::make_shared<ComputeDAG>(std::vector<Tensor>{x, topi::nn::softmax(x, -1)})));
             QCOMPARE(int(sk.size()), 4);
             QVERIFY(search::hasCrossThreadReduction(sk[0], 1));
             QVERIFY(search::hasCrossThreadReduction(sk[0], 3));
@@ -415,14 +402,14 @@ private Q_SLOTS:
         Tensor v = placeholder({128}, "A");
         auto k = reduceAxis(128, "k");
         Tensor b = compute({}, std::vector<std::string>{}, [&](const std::vector<Var>&) { return sum(v(k.var), {k}); }, "B");
-        sk = search::generateSketches(gpuTask(std::make_shared<ComputeDAG>(std::vector<Tensor>{v, b})));
+        sk = search::generateSketches(test::gpuSearchTask(std::make_shared<ComputeDAG>(std::vector<Tensor>{v, b})));
         QCOMPARE(int(sk.size()), 2);
     }
 
     void testTvmCudaWinogradSketch() {
         Tensor inputs = placeholder({1, 28, 28, 128}, "inputs"), weight = placeholder({6, 6, 128, 128}, "weight");
         Tensor out = topi::nn::conv2dWinogradNhwc(inputs, weight, {1, 1}, /*preComputed=*/true);
-        auto sk = search::generateSketches(gpuTask(std::make_shared<ComputeDAG>(std::vector<Tensor>{inputs, weight, out})));
+        auto sk = search::generateSketches(test::gpuSearchTask(std::make_shared<ComputeDAG>(std::vector<Tensor>{inputs, weight, out})));
         QCOMPARE(int(sk.size()), 1);
         QCOMPARE(at(sk[0], 1), ComputeAtKind::Inlined);
         QCOMPARE(at(sk[0], 2), ComputeAtKind::Iter);
@@ -444,7 +431,7 @@ private Q_SLOTS:
     // simple consumers with common outer loops) or at the root.
     void testSoftmax() {
         Tensor a = placeholder({4, 1000}, "A");
-        auto t = gpuTask(std::make_shared<ComputeDAG>(ComputeDAG::fromOutputs({topi::nn::softmax(a)})));
+        auto t = test::gpuSearchTask(std::make_shared<ComputeDAG>(ComputeDAG::fromOutputs({topi::nn::softmax(a)})));
         const auto sketches = search::generateSketches(t);
         QVERIFY(!sketches.empty());
         bool fusedCrossThread = false;
@@ -475,7 +462,7 @@ private Q_SLOTS:
         QVERIFY(!tasks.empty());
         for (const auto& et : tasks) {
             auto dag = std::make_shared<ComputeDAG>(et.dag);
-            auto t = mali ? gpuTask(dag, "opencl -keys=mali,opencl,gpu -device=mali", HardwareParams::mali()) : gpuTask(dag);
+            auto t = mali ? test::gpuSearchTask(dag, "opencl -keys=mali,opencl,gpu -device=mali", HardwareParams::mali()) : test::gpuSearchTask(dag);
             QVERIFY2(!search::generateSketches(t).empty(), et.desc.c_str());
             search::SketchPolicyParams p = smallParams();
             p.evolutionaryPopulation = 64;
@@ -493,7 +480,7 @@ private Q_SLOTS:
     // its spatial loops on blockIdx.x / threadIdx.x (256-thread blocks), reductions inside a thread;
     // a reduction to a scalar reduces across a warp.
     void testDefaultGpuSchedule() {
-        auto t = gpuTask(test::conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
+        auto t = test::gpuSearchTask(test::conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
         State s = inferBound(search::defaultGpuSchedule(*t.dag, t.hardware));
         // T_add and pad_temp inlined; two kernels: conv2d_nchw, T_relu.
         QCOMPARE(kinds(s), QStringLiteral("CI CI FU SP AN AN FU SP AN AN"));
@@ -506,7 +493,7 @@ private Q_SLOTS:
         Tensor v = placeholder({128}, "A");
         auto k = reduceAxis(128, "k");
         Tensor b = compute({}, std::vector<std::string>{}, [&](const std::vector<Var>&) { return sum(v(k.var), {k}); }, "B");
-        t = gpuTask(std::make_shared<ComputeDAG>(std::vector<Tensor>{v, b}));
+        t = test::gpuSearchTask(std::make_shared<ComputeDAG>(std::vector<Tensor>{v, b}));
         s = inferBound(search::defaultGpuSchedule(*t.dag, t.hardware));
         QVERIFY(search::hasCrossThreadReduction(s, 1));
         checkPopulation(t, {s});
@@ -515,7 +502,7 @@ private Q_SLOTS:
     // Mali: TVM's CPU rule list (no shared-memory copies) with the GPU tiling structure and GPU init
     // rules plus vectorization, within Mali's limits (256 threads, no vthread).
     void testMali() {
-        auto t = gpuTask(matmulDag(256, 256, 256), "opencl -keys=mali,opencl,gpu -device=mali", HardwareParams::mali());
+        auto t = test::gpuSearchTask(matmulDag(256, 256, 256), "opencl -keys=mali,opencl,gpu -device=mali", HardwareParams::mali());
         const auto sketches = search::generateSketches(t);
         QVERIFY(!sketches.empty());
         for (const auto& sk : sketches)

@@ -24,20 +24,6 @@ using namespace tb::te;
 
 namespace {
 
-search::SearchTask gpuTask(std::shared_ptr<const ComputeDAG> dag, const std::string& target, HardwareParams hw) {
-    search::SearchTask t;
-    t.dag = std::move(dag);
-    t.workloadKey = t.dag->workloadKey();
-    t.target = target;
-    t.hardware = hw;
-    return t;
-}
-
-search::SearchTask cudaTask(std::shared_ptr<const ComputeDAG> dag) {
-    return gpuTask(std::move(dag), "cuda -keys=cuda,gpu -max_num_threads=1024 -thread_warp_size=32",
-                   HardwareParams::gpu(49152, 1024, 32));
-}
-
 // The init population and the best states of a short evolutionary search (random model).
 std::vector<State> searchedStates(const search::SearchTask& t, uint64_t seed) {
     search::SketchPolicyParams p;
@@ -141,34 +127,33 @@ class TestGpuSearchLower : public QObject {
 private Q_SLOTS:
     // TVM's conv2d_layer (the CUDA record's workload): every searched state lowers.
     void testConv2dLayerLowers() {
-        auto t = cudaTask(test::conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
+        auto t = test::gpuSearchTask(test::conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
         const auto states = searchedStates(t, 1);
         QVERIFY(!states.empty());
         QVERIFY(!checkLowers(t, states).empty());
     }
 
-    // Smaller workloads (PoCL runs them in a moment): lower and compute the right values.
-    void testConv2dLayerRuns() {
-        auto t = cudaTask(test::conv2dLayer(1, 7, 7, 32, 16, 3, 3, 1, 1));
+    // Smaller workloads (PoCL runs them in a moment): lower and compute the right values. Mali: the
+    // CPU rule list with the GPU init rules and vectorization, 256 threads at most.
+    void testRuns_data() {
+        QTest::addColumn<QString>("workload");
+        QTest::newRow("conv2d_layer") << QStringLiteral("conv2d_layer");
+        QTest::newRow("matmul") << QStringLiteral("matmul");
+        QTest::newRow("depthwise") << QStringLiteral("depthwise");
+        QTest::newRow("matmul mali") << QStringLiteral("matmul mali");
+    }
+    void testRuns() {
+        QFETCH(QString, workload);
+        search::SearchTask t;
+        if (workload == QStringLiteral("conv2d_layer"))
+            t = test::gpuSearchTask(test::conv2dLayer(1, 7, 7, 32, 16, 3, 3, 1, 1));
+        else if (workload == QStringLiteral("matmul"))
+            t = test::gpuSearchTask(matmulDag(64, 64, 64));
+        else if (workload == QStringLiteral("depthwise"))
+            t = test::gpuSearchTask(depthwiseDag(14, 32));
+        else
+            t = test::gpuSearchTask(matmulDag(64, 64, 64), "opencl -keys=mali,opencl,gpu -device=mali", HardwareParams::mali());
         const auto states = searchedStates(t, 2);
-        QVERIFY(!states.empty());
-        const auto lowered = checkLowers(t, states);
-        QVERIFY(!lowered.empty());
-        checkRuns(t, lowered, 3);
-    }
-
-    void testMatmulRuns() {
-        auto t = cudaTask(matmulDag(64, 64, 64));
-        const auto states = searchedStates(t, 3);
-        QVERIFY(!states.empty());
-        const auto lowered = checkLowers(t, states);
-        QVERIFY(!lowered.empty());
-        checkRuns(t, lowered, 3);
-    }
-
-    void testDepthwiseRuns() {
-        auto t = cudaTask(depthwiseDag(14, 32));
-        const auto states = searchedStates(t, 4);
         QVERIFY(!states.empty());
         const auto lowered = checkLowers(t, states);
         QVERIFY(!lowered.empty());
@@ -180,7 +165,7 @@ private Q_SLOTS:
     void testCrossThreadReductionRuns() {
         if (!test::openClAvailable()) QSKIP("no OpenCL device (install pocl-opencl-icd: scripts/setup)");
         Tensor a = placeholder({16, 256}, "A");
-        auto t = cudaTask(std::make_shared<ComputeDAG>(ComputeDAG::fromOutputs({topi::sum(a, std::vector<int>{1})})));
+        auto t = test::gpuSearchTask(std::make_shared<ComputeDAG>(ComputeDAG::fromOutputs({topi::sum(a, std::vector<int>{1})})));
         const auto sketches = search::generateSketches(t);
         QCOMPARE(int(sketches.size()), 2);
         search::SketchPolicy policy(t, std::make_shared<cost_model::RandomModel>(1), search::SketchPolicyParams{}, 1);
@@ -194,15 +179,6 @@ private Q_SLOTS:
         QCOMPARE(runsCorrectly(t, crossThread, 1), QString());
     }
 
-    // Mali: the CPU rule list with the GPU init rules and vectorization, 256 threads at most.
-    void testMaliRuns() {
-        auto t = gpuTask(matmulDag(64, 64, 64), "opencl -keys=mali,opencl,gpu -device=mali", HardwareParams::mali());
-        const auto states = searchedStates(t, 5);
-        QVERIFY(!states.empty());
-        const auto lowered = checkLowers(t, states);
-        QVERIFY(!lowered.empty());
-        checkRuns(t, lowered, 3);
-    }
 };
 
 QTEST_GUILESS_MAIN(TestGpuSearchLower)
