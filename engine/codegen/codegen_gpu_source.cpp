@@ -38,7 +38,7 @@ struct Lang {
 };
 
 const Lang kOpenCL{false, "static inline", "__global ", "restrict", "__local", "barrier(CLK_LOCAL_MEM_FENCE);", "long"};
-const Lang kCuda{true, "__device__ inline", "", "__restrict__", "__shared__ alignas(16)", "__syncthreads();", "long long"};
+const Lang kCuda{true, "__device__ inline", "", "__restrict__", "__shared__ __align__(16)", "__syncthreads();", "long long"};
 
 std::string helpers(const Lang& l) {
     const std::string p = l.helperPrefix, i64 = l.int64;
@@ -484,7 +484,7 @@ private:
                 if (b->scope == BufferScope::Local) {
                     line() << "{\n";
                     ++m_indent;
-                    line() << (m_l.cuda ? "alignas(16) " : "") << typeName(b->dtype, m_l) << " " << bufferName(b) << "["
+                    line() << (m_l.cuda ? "__align__(16) " : "") << typeName(b->dtype, m_l) << " " << bufferName(b) << "["
                            << b->spanElements() << "];\n";
                     emit(a->body);
                     --m_indent;

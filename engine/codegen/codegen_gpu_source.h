@@ -22,7 +22,8 @@
 ///     `threadIdx.x`; a loop bound with a smaller extent than the launch is guarded by
 ///     `if (v < extent)`; a vthread loop is a serial loop (lower_gpu.h).
 ///   - Shared buffers: declared once at the top of the kernel, `__local float b[n];` |
-///     `__shared__ alignas(16) float b[n];`; Local buffers: `float b[n];` where allocated.
+///     `__shared__ __align__(16) float b[n];` (float4 moves need 16-byte alignment); Local buffers:
+///     `float b[n];` where allocated (CUDA: `__align__(16)` too).
 ///   - Barrier: `barrier(CLK_LOCAL_MEM_FENCE);` | `__syncthreads();`.
 ///   - Unrolled loop: `#pragma unroll` before the loop (both compilers unroll it fully).
 ///   - Vectorized loop of constant extent n whose body is one store: a vector statement when every

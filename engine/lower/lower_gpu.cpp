@@ -168,6 +168,207 @@ private:
     std::set<const te::OperationNode*> m_shared;  // keys of the Shared buffers seen
 };
 
+// ---- virtual threads (TVM InjectVirtualThread) -------------------------------------------------------
+
+// Rewrites the body of a vthread loop `for vt in [0, n)` so that it runs once per thread: every Local
+// buffer allocated inside gets one copy per virtual thread (a leading dimension of n indexed by vt),
+// then the vt loop is pushed down the statement tree: a statement that does not mention vt runs
+// once (a shared fetch, whose region covers every virtual thread), loops and guards that do not
+// depend on vt keep their place with vt pushed into their bodies, and a store that mentions vt
+// becomes n copies with vt = 0 .. n-1 (vectorized loops, vt-dependent guards or bounds and nested
+// thread loops get a serial loop over vt around them instead).
+class VThreadInjector {
+public:
+    VThreadInjector(te::Var vt, int64_t n) : m_vt(std::move(vt)), m_n(n) {}
+
+    Stmt run(const Stmt& body) {
+        preOrderVisit(body, [&](const Stmt& x) {
+            if (x->kind != StmtKind::Allocate) return;
+            const Buffer& b = as<AllocateNode>(x)->buffer;
+            if (b->scope != BufferScope::Local) return;
+            std::vector<int64_t> shape{m_n};
+            shape.insert(shape.end(), b->shape.begin(), b->shape.end());
+            m_expanded[b->key.get()] = makeBuffer(b->name, std::move(shape), BufferScope::Local, {}, b->dtype);
+        });
+        return simplify(push(expand(body)));
+    }
+
+private:
+    te::Expr rw(const te::Expr& e) const {
+        if (!e) return e;
+        using te::ExprKind;
+        switch (e.kind()) {
+            case ExprKind::IntImm: case ExprKind::FloatImm: case ExprKind::Var: return e;
+            case ExprKind::Not: return te::logicalNot(rw(e.as<te::NotNode>()->a));
+            case ExprKind::Select: {
+                auto* n = e.as<te::SelectNode>();
+                return te::select(rw(n->cond), rw(n->t), rw(n->f));
+            }
+            case ExprKind::Cast: return te::cast(e.dtype(), rw(e.as<te::CastNode>()->value));
+            case ExprKind::Call: {
+                auto* n = e.as<te::CallNode>();
+                std::vector<te::Expr> args;
+                for (const auto& a : n->args) args.push_back(rw(a));
+                return te::call(n->dtype, n->op, std::move(args));
+            }
+            case ExprKind::Load: {
+                auto* l = e.as<te::LoadNode>();
+                std::vector<te::Expr> idx;
+                for (const auto& i : l->indices) idx.push_back(rw(i));
+                auto it = m_expanded.find(l->op.get());
+                if (it == m_expanded.end()) return te::Expr(std::make_shared<te::LoadNode>(l->dtype, l->op, l->valueIndex, std::move(idx)));
+                idx.insert(idx.begin(), m_vt);
+                return bufferLoad(it->second, std::move(idx));
+            }
+            case ExprKind::Reduce: return e;
+            default: {
+                auto* b = static_cast<const te::BinaryNode*>(e.get());
+                return te::binary(e.kind(), rw(b->a), rw(b->b));
+            }
+        }
+    }
+
+    // Every access to a Local buffer goes to its per-vthread copy.
+    Stmt expand(const Stmt& s) const {
+        if (!s) return s;
+        switch (s->kind) {
+            case StmtKind::For: {
+                auto* f = as<ForNode>(s);
+                return remakeFor(f, rw(f->min), rw(f->extent), f->forKind, expand(f->body));
+            }
+            case StmtKind::Allocate: {
+                auto* a = as<AllocateNode>(s);
+                auto it = m_expanded.find(a->buffer->key.get());
+                return makeAllocate(it == m_expanded.end() ? a->buffer : it->second, expand(a->body));
+            }
+            case StmtKind::BufferStore: {
+                auto* st = as<BufferStoreNode>(s);
+                std::vector<te::Expr> idx;
+                for (const auto& i : st->indices) idx.push_back(rw(i));
+                auto it = m_expanded.find(st->buffer->key.get());
+                if (it == m_expanded.end()) return makeStore(st->buffer, std::move(idx), rw(st->value));
+                idx.insert(idx.begin(), m_vt);
+                return makeStore(it->second, std::move(idx), rw(st->value));
+            }
+            case StmtKind::IfThenElse: {
+                auto* i = as<IfThenElseNode>(s);
+                return makeIf(rw(i->condition), expand(i->thenCase), i->elseCase ? expand(i->elseCase) : nullptr);
+            }
+            case StmtKind::Seq: {
+                std::vector<Stmt> v;
+                for (const Stmt& c : as<SeqNode>(s)->seq) v.push_back(expand(c));
+                return makeSeq(std::move(v));
+            }
+            case StmtKind::Attr: {
+                auto* a = as<AttrNode>(s);
+                return makeAttr(a->key, a->value, expand(a->body));
+            }
+            case StmtKind::Barrier: return s;
+        }
+        return s;
+    }
+
+    bool uses(const Stmt& s) const {
+        bool found = false;
+        auto check = [&](const te::Expr& e) { found = found || (e && usesVar(e, m_vt)); };
+        preOrderVisit(s, [&](const Stmt& x) {
+            if (found) return;
+            switch (x->kind) {
+                case StmtKind::For: check(as<ForNode>(x)->min); check(as<ForNode>(x)->extent); break;
+                case StmtKind::BufferStore:
+                    for (const auto& i : as<BufferStoreNode>(x)->indices) check(i);
+                    check(as<BufferStoreNode>(x)->value);
+                    break;
+                case StmtKind::IfThenElse: check(as<IfThenElseNode>(x)->condition); break;
+                default: break;
+            }
+        });
+        return found;
+    }
+
+    Stmt copies(const Stmt& s) const {
+        std::vector<Stmt> v;
+        for (int64_t k = 0; k < m_n; ++k) v.push_back(substitute(s, {{m_vt, te::intImm(k)}}));
+        return makeSeq(std::move(v));
+    }
+    Stmt loopOver(const Stmt& s) const { return makeFor(m_vt, m_n, ForKind::Serial, s); }
+
+    Stmt push(const Stmt& s) const {
+        if (!s || !uses(s)) return s;
+        switch (s->kind) {
+            case StmtKind::Seq: {
+                std::vector<Stmt> v;
+                for (const Stmt& c : as<SeqNode>(s)->seq) v.push_back(push(c));
+                return makeSeq(std::move(v));
+            }
+            case StmtKind::Allocate: {
+                auto* a = as<AllocateNode>(s);
+                return makeAllocate(a->buffer, push(a->body));
+            }
+            case StmtKind::Attr: {
+                auto* a = as<AttrNode>(s);
+                return makeAttr(a->key, a->value, push(a->body));
+            }
+            case StmtKind::For: {
+                auto* f = as<ForNode>(s);
+                const bool plain = f->forKind == ForKind::Serial || f->forKind == ForKind::Unrolled ||
+                                   f->forKind == ForKind::Parallel;
+                if (plain && !usesVar(f->min, m_vt) && !usesVar(f->extent, m_vt))
+                    return remakeFor(f, f->min, f->extent, f->forKind, push(f->body));
+                return loopOver(s);
+            }
+            case StmtKind::IfThenElse: {
+                auto* i = as<IfThenElseNode>(s);
+                if (usesVar(i->condition, m_vt)) return loopOver(s);
+                return makeIf(i->condition, push(i->thenCase), i->elseCase ? push(i->elseCase) : nullptr);
+            }
+            case StmtKind::BufferStore: return copies(s);
+            case StmtKind::Barrier: return s;
+        }
+        return s;
+    }
+
+    te::Var m_vt;
+    int64_t m_n;
+    std::unordered_map<const te::OperationNode*, Buffer> m_expanded;  // old key -> per-vthread buffer
+};
+
+// The kernel's outer chain with every vthread loop on it injected (innermost first), the thread
+// loops moved outside (they are parallel, so the order is free).
+Stmt injectVirtualThreads(const Stmt& s) {
+    if (!s) return s;
+    if (s->kind == StmtKind::Attr) {
+        auto* a = as<AttrNode>(s);
+        return makeAttr(a->key, a->value, injectVirtualThreads(a->body));
+    }
+    if (s->kind != StmtKind::For || as<ForNode>(s)->forKind != ForKind::ThreadBinding) return s;
+    auto* f = as<ForNode>(s);
+    const Stmt inner = injectVirtualThreads(f->body);
+    if (threadAxisOf(f->threadTag).dim >= 0) return remakeFor(f, f->min, f->extent, f->forKind, inner);
+    int64_t n = 0;
+    TB_CHECK(te::isConstInt(f->extent, &n)) << "lowerStateGpu: vthread loop without a constant extent";
+    // Peel the block / thread loops (and attributes) below the vthread loop, inject under them.
+    std::vector<Stmt> chain;
+    Stmt cur = inner;
+    while (cur && (cur->kind == StmtKind::Attr ||
+                   (cur->kind == StmtKind::For && as<ForNode>(cur)->forKind == ForKind::ThreadBinding &&
+                    threadAxisOf(as<ForNode>(cur)->threadTag).dim >= 0))) {
+        chain.push_back(cur);
+        cur = cur->kind == StmtKind::Attr ? as<AttrNode>(cur)->body : as<ForNode>(cur)->body;
+    }
+    Stmt body = VThreadInjector(f->var, n).run(cur);
+    for (size_t i = chain.size(); i-- > 0;) {
+        if (chain[i]->kind == StmtKind::Attr) {
+            auto* a = as<AttrNode>(chain[i]);
+            body = makeAttr(a->key, a->value, body);
+        } else {
+            auto* t = as<ForNode>(chain[i]);
+            body = remakeFor(t, t->min, t->extent, t->forKind, body);
+        }
+    }
+    return body;
+}
+
 // ---- kernel split (SplitHostDevice) ---------------------------------------------------------------
 
 struct Binding {
@@ -286,7 +487,7 @@ GpuKernel makeKernel(const Stmt& nest, const std::string& name, const std::unord
         }
     });
     k.params.assign(params.begin(), params.end());
-    k.body = insertBarriers(unrollLoops(nest));
+    k.body = insertBarriers(unrollLoops(injectVirtualThreads(nest)));
     return k;
 }
 

@@ -34,13 +34,18 @@
 ///     loop split by the thread count, the inner part vectorized) spreads the copy over the threads.
 ///     A local stage covers one thread (one vthread) only; a global intermediate at the root the
 ///     whole tensor (a workspace buffer in global memory, written by its own kernel).
-///   - Virtual threads: a vthread-bound loop stays a loop run by every thread over its body (the
-///     emitter writes a serial loop). Buffers allocated inside it (the local accumulators) are
-///     therefore private to each virtual thread, as TVM's per-vthread buffer expansion makes them,
-///     and everything inside runs once per virtual thread. This is correct, but it also repeats
-///     per virtual thread the work that does not depend on it (a cooperative fetch of a shared tile
-///     under a vthread loop is done once per vthread, where TVM's InjectVirtualThread pushes the
-///     vthread loop down to the statements that use it and fetches once): slower, never wrong.
+///   - Virtual threads (TVM InjectVirtualThread): a vthread loop on the kernel's outer chain is
+///     moved inside the thread loops (they are parallel, so the order is free) and then pushed down
+///     its body: every Local buffer allocated inside gets one copy per virtual thread (a leading
+///     dimension indexed by the vthread), a statement that does not mention the vthread runs once
+///     (the cooperative fetch of a shared tile, whose region covers every virtual thread by the
+///     relaxation above), loops and guards that do not depend on it stay where they are, and a
+///     store that mentions it becomes one copy per virtual thread (unrolled: independent work for
+///     the thread's pipeline, as in TVM). A vectorized loop, guard or nested thread loop that uses
+///     the vthread gets a serial loop over it instead. The result equals running the vthread loop
+///     serially over the body with private local buffers (the virtual threads touch disjoint local
+///     copies and output elements), without repeating the fetches and their barriers per vthread.
+///     A vthread loop elsewhere (inside a stage's own nest) is simply a serial loop.
 ///   - Barriers (TVM ThreadSync on "shared"): walking each kernel in execution order, a Barrier is
 ///     placed before a statement that reads a shared buffer written since the last barrier (the
 ///     cooperative writes, before the reads), or writes a shared buffer read since then (before the
@@ -100,7 +105,8 @@ struct GpuLoweredFunc {
 /// binds one inside a non-bound loop (message names the stage's buffer and says "Did you forget
 /// to bind?"); an axis bound inside the kernel with a larger extent than the kernel's own outer
 /// binding of it (the launch would not cover it); a stage attached outside every thread loop of
-/// its kernel (a global buffer inside a kernel).
+/// its kernel (a global buffer inside a kernel); a reduce loop bound to a thread axis (Ansor's
+/// cross-thread reduction: TVM lowers it with an allreduce, LowerThreadAllreduce, not done here).
 GpuLoweredFunc lowerStateGpu(const te::ComputeDAG& dag, const State& state,
                              const std::string& name = "default_function");
 

@@ -336,6 +336,13 @@ Stmt StateLowering::emitStage(int id) {
             flag[size_t(rel.parent)] = flag[size_t(rel.outer)] | flag[size_t(rel.inner)];
         }
     }
+    // A reduction over GPU threads needs TVM's cross-thread allreduce (LowerThreadAllreduce), which
+    // the GPU lowering does not implement: a plain update from every thread would race.
+    for (const Iterator& it : s.iters) {
+        TB_USER_CHECK(!(isThreadBinding(it.annotation) && (flag[size_t(it.var)] & 2)))
+            << "lowerState: the reduction loop " << it.name << " of stage " << op->name << " is bound to "
+            << annotationString(it.annotation) << " (a cross-thread reduction), which the GPU lowering does not support yet";
+    }
     // TVM PassUpBoundCheck: roots whose loops may step past the region (non-dividing splits).
     std::vector<uint8_t> unsafe(nVars, 0);
     for (auto it = g.relations.rbegin(); it != g.relations.rend(); ++it) {

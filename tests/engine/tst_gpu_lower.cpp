@@ -121,6 +121,23 @@ void dump(const std::string& text) {
     if (qEnvironmentVariableIsSet("TB_GPU_DUMP")) qInfo("%s", text.c_str());
 }
 
+// TB_GPU_EXPORT=<dir> writes the CUDA module of a test case with its inputs and the interpreter's
+// outputs (<dir>/<name>/module.json, in<i>.bin, out<i>.bin: raw float32) for a run on a CUDA GPU.
+void exportCuda(const te::ComputeDAG& dag, const codegen::GpuModule& cu, const std::string& name, unsigned seed) {
+    const QByteArray root = qgetenv("TB_GPU_EXPORT");
+    if (root.isEmpty()) return;
+    const std::string dir = root.toStdString() + "/" + name;
+    QDir().mkpath(QString::fromStdString(dir));
+    std::ofstream(dir + "/module.json") << codegen::toJson(cu).dump();
+    const auto inputs = test::randomInputs(dag, seed);
+    const auto want = te::evaluate(dag, inputs);
+    auto write = [](const std::string& path, const std::vector<float>& v) {
+        std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(v.data()), std::streamsize(v.size() * 4));
+    };
+    for (size_t i = 0; i < inputs.size(); ++i) write(dir + "/in" + std::to_string(i) + ".bin", inputs[i].data);
+    for (size_t o = 0; o < want.size(); ++o) write(dir + "/out" + std::to_string(inputs.size() + o) + ".bin", want[o].data);
+}
+
 int count(const std::string& s, const std::string& what) {
     int n = 0;
     for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
@@ -168,12 +185,13 @@ private Q_SLOTS:
         const codegen::GpuModule cu = codegen::buildGpuModule(*dag, s, codegen::GpuLanguage::CUDA, "conv2d_layer");
         QCOMPARE(count(cu.source, "extern \"C\" __global__ void __launch_bounds__(64) conv2d_layer_kernel0("), 1);
         QCOMPARE(count(cu.source, "__syncthreads();"), 2);
-        QCOMPARE(count(cu.source, "__shared__ alignas(16) float "), 2);
+        QCOMPARE(count(cu.source, "__shared__ __align__(16) float "), 2);
         QVERIFY(cu.source.find("(int)blockIdx.x") != std::string::npos);
         QVERIFY(cu.source.find("(int)threadIdx.x") != std::string::npos);
         QVERIFY(cu.source.find("#pragma unroll") != std::string::npos);  // auto_unroll_max_step$512
         QVERIFY(cu.source.find("#include") == std::string::npos);
         QCOMPARE(cu.launches, cl.launches);
+        exportCuda(*dag, cu, "conv2d_layer_record", 3);
         // The wire form round-trips.
         QCOMPARE(codegen::gpuModuleFromJson(codegen::toJson(cu)), cu);
     }
@@ -205,9 +223,14 @@ private Q_SLOTS:
         QCOMPARE(f.kernels[0].block[0], t[1] * t[5]);
         const std::string ir = f.print();
         dump(ir);
-        QCOMPARE(count(ir, "\"vthread\""), vthreads > 1 ? 1 : 0);
+        // Virtual threads are injected (no vthread loop is left): C.local has one copy per vthread.
+        QCOMPARE(count(ir, "\"vthread\""), 0);
+        if (vthreads > 1)
+            QVERIFY2(ir.find("allocate C.local[float32[" + std::to_string(vthreads) + ", ") != std::string::npos, ir.c_str());
         QCOMPARE(count(ir, "barrier"), 2);
         const codegen::GpuModule cl = codegen::makeGpuModule(f, codegen::GpuLanguage::OpenCL);
+        exportCuda(*dag, codegen::makeGpuModule(f, codegen::GpuLanguage::CUDA),
+                   "matmul_" + std::string(QTest::currentDataTag()).substr(0, 8), 11);
         const QString diff = runAndCompare(*dag, cl, 11);
         QVERIFY2(diff.isEmpty(), qPrintable(diff + QStringLiteral("\n") + QString::fromStdString(ir)));
     }
@@ -225,8 +248,11 @@ private Q_SLOTS:
         QVERIFY2(ir.find("allocate B.shared[", loop) < b1 && b1 < aW && aW < bW && bW < b2 && b2 < read, ir.c_str());
         QVERIFY(read != std::string::npos);
         QCOMPARE(count(ir, "barrier"), 2);
-        // Without a vthread-independent rewrite, the fetch is inside the vthread loop (see lower_gpu.h).
-        QVERIFY(ir.find("\"vthread\"") < loop);
+        // The vthread loop was pushed down to the stores that use it: the fetch runs once per k.0
+        // iteration, the update of C.local twice (vthread 2), unrolled.
+        QCOMPARE(count(ir, "\"vthread\""), 0);
+        QCOMPARE(count(ir, "A.shared[floordiv("), 1);
+        QCOMPARE(count(ir, "C.local[0, "), count(ir, "C.local[1, "));
     }
 
     // Padded convs from the same record structure, other sizes and tilings: pad_temp inlined into the
@@ -292,6 +318,8 @@ private Q_SLOTS:
         QCOMPARE(int(f.workspaces.size()), padAtRoot ? 1 : 0);
         const codegen::GpuModule cl = codegen::makeGpuModule(f, codegen::GpuLanguage::OpenCL);
         dump(f.print() + cl.source);
+        exportCuda(*dag, codegen::makeGpuModule(f, codegen::GpuLanguage::CUDA),
+                   "conv_" + std::to_string(kernels) + "_" + std::to_string(shape[0]) + "_" + std::to_string(shape[1]), 5);
         // Vector stores into the shared tiles where the fetch divides (a guard keeps it scalar).
         QCOMPARE(count(cl.source, "vstore"), vstores);
         const QString diff = runAndCompare(*dag, cl, 5);
@@ -336,6 +364,13 @@ private Q_SLOTS:
         QVERIFY2(e.contains(QStringLiteral("Did you forget to bind?")) && e.contains(QStringLiteral("pad_temp")), qPrintable(e));
         const QString cpu = test::userError([&] { lower::lowerState(*dag, s); });
         QVERIFY2(cpu.contains(QStringLiteral("which the CPU lowering does not support")), qPrintable(cpu));
+
+        // A reduce loop bound to threadIdx.x (Ansor's cross-thread reduction) needs an allreduce.
+        auto mm = matmul(16, 16, 64);
+        const State r = gpuState(*mm, json::parse(R"([["SP", 2, 2, 64, [32], 1], ["FU", 2, [0, 1]],
+                                                        ["AN", 2, 0, 5], ["AN", 2, 2, 6]])"));
+        const QString ar = test::userError([&] { lower::lowerStateGpu(*mm, r); });
+        QVERIFY2(ar.contains(QStringLiteral("cross-thread reduction")), qPrintable(ar));
     }
 };
 

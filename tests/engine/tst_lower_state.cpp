@@ -312,6 +312,7 @@ private:
                 for (const auto& c : lower::as<lower::SeqNode>(s)->seq) exec(c);
                 return;
             case StmtKind::Attr: exec(lower::as<lower::AttrNode>(s)->body); return;
+            case StmtKind::Barrier: return;  // GPU only; one thread needs no barrier
         }
     }
 
