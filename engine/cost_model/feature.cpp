@@ -186,6 +186,7 @@ using TouchMap = std::unordered_map<const lower::BufferNode*, std::vector<Touch>
 
 struct Extractor {
     int lineBytes;
+    const GpuStoreContext* gpu = nullptr;
     std::unordered_map<const te::OperationNode*, lower::Buffer> keyToBuffer;
     std::vector<LoopInfo> loops;
     std::vector<int64_t> unrollPragma;
@@ -356,9 +357,16 @@ struct Extractor {
             row[size_t(k++)] = log2p(len);
             for (int p = 0; p < 8; ++p) row[size_t(k++)] = p == pos ? 1.0f : 0.0f;
         }
-        // is_gpu = 0, then blockIdx.{x,y,z}, threadIdx.{x,y,z}, vthread lengths: 1 on a CPU (log2p = 1).
-        row[size_t(k++)] = 0.0f;
-        for (int g = 0; g < 7; ++g) row[size_t(k++)] = log2p(1);
+        // is_gpu, then blockIdx.{x,y,z}, threadIdx.{x,y,z}, vthread lengths: 1 on a CPU (log2p = 1).
+        TB_CHECK(k == kIsGpuFeature) << "feature layout drifted (is_gpu at " << k << ")";
+        search::GpuThreadExtents g;
+        if (gpu) {
+            auto it = gpu->byBuffer.find(st->buffer->name);
+            if (it != gpu->byBuffer.end()) g = it->second;
+        }
+        row[size_t(k++)] = gpu ? 1.0f : 0.0f;
+        for (int64_t len : {g.blockX, g.blockY, g.blockZ, g.threadX, g.threadY, g.threadZ, g.vthread})
+            row[size_t(k++)] = log2p(double(len));
         TB_CHECK(k == 57) << "feature layout drifted (group 1 ends at " << k << ")";
 
         // ---- Touched regions per loop level, innermost first (TVM ExtractBufferAccessFeature).
@@ -494,9 +502,21 @@ struct Extractor {
 
 }  // namespace
 
-std::vector<std::vector<float>> extractPerStoreFeatures(const lower::LoweredFunc& f, int cacheLineBytes) {
+GpuStoreContext gpuStoreContext(const State& state) {
+    GpuStoreContext ctx;
+    const std::vector<search::GpuThreadExtents> ext = search::gpuThreadExtents(state);
+    for (size_t sid = 0; sid < ext.size(); ++sid) {
+        const Stage& st = state.stage(int(sid));
+        if (st.opType == StageKind::Compute && st.computeAt != ComputeAtKind::Inlined) ctx.byBuffer[st.op->name] = ext[sid];
+    }
+    return ctx;
+}
+
+std::vector<std::vector<float>> extractPerStoreFeatures(const lower::LoweredFunc& f, int cacheLineBytes,
+                                                        const GpuStoreContext* gpu) {
     Extractor ex;
     ex.lineBytes = cacheLineBytes;
+    ex.gpu = gpu;
     for (const auto& b : f.args) ex.keyToBuffer[b->key.get()] = b;
     ex.visit(f.body);
     return std::move(ex.rows);

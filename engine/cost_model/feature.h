@@ -13,7 +13,8 @@
 ///              detected) x outer_prod; for vectorize, unroll and parallel: count, product (0 when
 ///              there is none) and length of the innermost such loop + an 8-way one-hot of that
 ///              loop's position {none, inner/middle/outer spatial, inner/middle/outer reduce, mixed};
-///              is_gpu and 7 thread/vthread lengths (0 and log2p(1) = 1 on a CPU);
+///              is_gpu and the blockIdx.{x,y,z}, threadIdx.{x,y,z} and vthread lengths around the store
+///              (0 and log2p(1) = 1 on a CPU; on a GPU 1 and the lengths of the GpuStoreContext);
 ///   [57, 147)  per buffer the store touches, the 5 with the most cache lines (then bytes) x 18:
 ///              access type one-hot (read, write, read-write), bytes (outer_prod x element size),
 ///              unique bytes (region touched by all loops), lines (outer_prod / product of the inner
@@ -47,16 +48,36 @@
 /// Thread safety: a pure function of its argument; call it from any number of threads.
 
 #include <cmath>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/lower/loop_ir.h"
+#include "engine/search/gpu_limits.h"
 
 namespace tb::cost_model {
 
 inline constexpr int kFeatureLength = 164;
+/// Index of is_gpu in a row; blockIdx.x/y/z, threadIdx.x/y/z and vthread lengths follow it.
+inline constexpr int kIsGpuFeature = 49;
 
-/// One feature row per BufferStore of `f`, in program order. Cache line size in bytes.
-std::vector<std::vector<float>> extractPerStoreFeatures(const lower::LoweredFunc& f, int cacheLineBytes = 64);
+/// The GPU facts of a kernel's stores: the thread extents around the stores of each buffer, keyed by
+/// the buffer's name (the name of the stage that computes it: `conv2d_nchw`, `kernel.shared`).
+/// TVM reads them from the thread_extent / virtual_thread attributes enclosing a store (the
+/// innermost binding of each thread tag, the product of the vthreads); the State fixes the same
+/// numbers (search/gpu_limits.h gpuThreadExtents), so they do not depend on how the lowering
+/// spells thread bindings. A store of a buffer not in the map gets lengths 1.
+struct GpuStoreContext {
+    std::unordered_map<std::string, search::GpuThreadExtents> byBuffer;
+};
+
+/// The context of a bound-inferred GPU state: one entry per computed stage.
+GpuStoreContext gpuStoreContext(const State& state);
+
+/// One feature row per BufferStore of `f`, in program order. Cache line size in bytes. `gpu`:
+/// null for a CPU task (is_gpu 0); else is_gpu is 1 and the thread lengths come from it.
+std::vector<std::vector<float>> extractPerStoreFeatures(const lower::LoweredFunc& f, int cacheLineBytes = 64,
+                                                        const GpuStoreContext* gpu = nullptr);
 
 /// TVM's log2p.
 inline float log2p(double x) { return float(x < 0 ? -std::log2(-x + 1) : std::log2(x + 1)); }

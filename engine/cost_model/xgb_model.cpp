@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "engine/cost_model/feature.h"
+#include "engine/search/search_utils.h"
 #include "engine/support/error.h"
 #include "engine/support/thread_pool.h"
 
@@ -45,7 +46,12 @@ std::vector<std::vector<float>> XGBModel::features(const search::SearchTask& tas
     }
     std::vector<std::vector<float>> rows;
     try {
-        rows = extractPerStoreFeatures(m_lowerer(task, state), task.hardware.cacheLineBytes);
+        if (search::isGpuTask(task)) {
+            const GpuStoreContext gpu = gpuStoreContext(state);
+            rows = extractPerStoreFeatures(m_lowerer(task, state), task.hardware.cacheLineBytes, &gpu);
+        } else {
+            rows = extractPerStoreFeatures(m_lowerer(task, state), task.hardware.cacheLineBytes);
+        }
     } catch (const std::exception&) {
         rows.clear();  // TVM: a state whose features cannot be extracted scores -inf
     }

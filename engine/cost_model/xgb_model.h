@@ -4,7 +4,8 @@
 /// \brief The learned cost model: gradient-boosted trees over per-store features (Ansor §5.2,
 /// TVM python/tvm/auto_scheduler/cost_model/xgb_model.py).
 ///
-/// Each candidate state is lowered, its stores featurized (feature.h), and XGBoost predicts one
+/// Each candidate state is lowered, its stores featurized (feature.h; for GPU tasks, search_utils.h
+/// isGpuTask, with the thread extents of the state: is_gpu and the thread lengths), and XGBoost predicts one
 /// value per store; the state's score is their sum ("pack-sum"). Training minimizes TVM's weighted
 /// squared error y·(Σ f(s) − y)² with y = (best cost of the task) / (cost), through a custom
 /// objective (XGBoosterBoostOneIter). Parameters are TVM's (max_depth 10, gamma 0.001,

@@ -56,4 +56,6 @@ struct DefaultScheduleOptions {
 /// tb::UserError or InternalError when a step does not apply (the caller falls back).
 State defaultSchedule(const te::ComputeDAG& dag, const DefaultScheduleOptions& options = {});
 
+/// GPU targets: default_schedule_gpu.h.
+
 }  // namespace tb::search

@@ -2,8 +2,11 @@
 #include "engine/search/search_utils.h"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
+#include <limits>
 
+#include "engine/record/target_info.h"
 #include "engine/support/error.h"
 
 namespace tb::search {
@@ -239,6 +242,245 @@ void cacheWrite(State* s, const te::ComputeDAG& dag, int stageId, const std::str
 }
 void rfactor(State* s, const te::ComputeDAG& dag, int stageId, int iterId, int factorIterId) {
     addStep(s, Step(RfactorStep{stageId, iterId, factorIterId}), dag);
+}
+int cacheRead(State* s, const te::ComputeDAG& dag, int stageId, const std::string& scope, const std::vector<int>& readers) {
+    addStep(s, Step(CacheReadStep{stageId, scope, readers}), dag);
+    return stageId + 1;
+}
+void followFusedSplit(State* s, const te::ComputeDAG& dag, int stageId, int iterId, const std::vector<int>& srcSteps,
+                      int level, bool factorOrNparts) {
+    addStep(s, Step(FollowFusedSplitStep{stageId, iterId, srcSteps, level, factorOrNparts}), dag);
+}
+
+// ---- GPU ------------------------------------------------------------------------------------
+
+bool isGpuTask(const SearchTask& task) {
+    const std::string kind = record::parseTargetInfo(task.target).kind;
+    return kind == "cuda" || kind == "opencl" || kind == "vulkan" || kind == "metal" || kind == "rocm" ||
+           kind == "opengl";
+}
+
+bool isMaliTask(const SearchTask& task) {
+    return isGpuTask(task) && record::parseTargetInfo(task.target).device == "mali";
+}
+
+namespace {
+std::set<int> stagesOf(const State& state, const std::set<const te::OperationNode*>& ops) {
+    std::set<int> out;
+    for (const auto* op : ops) out.insert(state.stageId(op));
+    out.erase(-1);
+    return out;
+}
+}  // namespace
+
+std::set<int> getProducers(const SearchTask& task, const State& state, int stageId) {
+    const te::ComputeDAG& dag = currentDag(task, state);
+    std::set<const te::OperationNode*> inlined, producers;
+    for (const auto& st : state.stages())
+        if (st->computeAt == ComputeAtKind::Inlined) inlined.insert(st->op.get());
+    std::function<void(const te::Operation&)> collect = [&](const te::Operation& op) {
+        for (const auto& [producer, _] : dag.access(op).readFrom) {
+            if (inlined.count(producer.get()))
+                collect(producer);
+            else
+                producers.insert(producer.get());
+        }
+    };
+    collect(state.stage(stageId).op);
+    return stagesOf(state, producers);
+}
+
+std::set<int> getDirectProducers(const SearchTask& task, const State& state, int stageId) {
+    std::set<const te::OperationNode*> producers;
+    for (const auto& [producer, _] : currentDag(task, state).access(state.stage(stageId).op).readFrom)
+        producers.insert(producer.get());
+    return stagesOf(state, producers);
+}
+
+namespace {
+// TVM IsConstShiftEqual: expr is `var`, `var + c`, `c + var` or `var - c`.
+bool isConstShiftOf(const te::Var& var, const te::Expr& e) {
+    using K = te::ExprKind;
+    auto isVar = [&](const te::Expr& x) { return x.kind() == K::Var && x.get() == var.get(); };
+    auto isImm = [](const te::Expr& x) { return x.kind() == K::IntImm; };
+    if (isVar(e)) return true;
+    if (e.kind() == K::Add) {
+        auto* b = e.as<te::BinaryNode>();
+        return (isVar(b->a) && isImm(b->b)) || (isVar(b->b) && isImm(b->a));
+    }
+    if (e.kind() == K::Sub) {
+        auto* b = e.as<te::BinaryNode>();
+        return isVar(b->a) && isImm(b->b);
+    }
+    return false;
+}
+
+// Number of leading axes `consumer` reads `producer` at (TVM AccessAnalyzer
+// num_common_outer_iterators): equal extents and every access a constant shift of the axis.
+int commonOuterOf(const te::ComputeDAG& dag, const te::Operation& producer, const te::Operation& consumer) {
+    const auto& reads = dag.access(consumer).readFrom;
+    auto it = std::find_if(reads.begin(), reads.end(), [&](const auto& r) { return r.first.get() == producer.get(); });
+    if (it == reads.end()) return 0;
+    const size_t n = std::min(consumer->shape.size(), producer->shape.size());
+    size_t k = 0;
+    for (; k < n; ++k) {
+        if (consumer->shape[k] != producer->shape[k] || k >= consumer->axis.size()) break;
+        bool shift = std::all_of(it->second.begin(), it->second.end(), [&](const std::vector<te::Expr>& idx) {
+            return k < idx.size() && isConstShiftOf(consumer->axis[k].var, idx[k]);
+        });
+        if (!shift) break;
+    }
+    return int(k);
+}
+}  // namespace
+
+int numCommonOuterIterators(const SearchTask& task, const State& state, int stageId, int targetStageId) {
+    const te::ComputeDAG& dag = currentDag(task, state);
+    const te::Operation& target = state.stage(targetStageId).op;
+    int ret = std::numeric_limits<int>::max();
+    bool meet = false;
+    std::function<void(const te::Operation&, int)> traverse = [&](const te::Operation& cur, int num) {
+        if (cur.get() == target.get()) {
+            ret = std::min(ret, num);
+            meet = true;
+            return;
+        }
+        for (const auto& [consumer, _] : dag.access(cur).readBy)
+            traverse(consumer, std::min(num, commonOuterOf(dag, cur, consumer)));
+    };
+    const te::Operation& op = state.stage(stageId).op;
+    traverse(op, int(op->shape.size()));
+    return meet ? ret : 0;
+}
+
+bool hasAnnotatedIter(const Stage& stage, IteratorAnnotation a) {
+    return std::any_of(stage.iters.begin(), stage.iters.end(), [a](const Iterator& it) { return it.annotation == a; });
+}
+
+bool hasCrossThreadReduction(const State& state, int stageId) {
+    auto check = [](const Stage& st) {
+        return std::any_of(st.iters.begin(), st.iters.end(), [](const Iterator& it) {
+            return it.annotation == IteratorAnnotation::ThreadX && it.kind == IteratorKind::Reduction;
+        });
+    };
+    if (check(state.stage(stageId))) return true;
+    for (size_t i = 0; i < state.stage(stageId).iters.size(); ++i) {
+        if (!state.attachMap().hasAttached({stageId, int(i)})) continue;
+        for (int a : state.attachMap().attachedStages({stageId, int(i)}))
+            if (check(state.stage(a))) return true;
+    }
+    return false;
+}
+
+namespace {
+// TVM ExtractOriginalIterators: the axis names in a split/fused loop name (`i.0@j.1@` -> i, j).
+void originalIterators(const std::string& name, std::set<std::string>* out) {
+    size_t last = 0;
+    auto take = [&](size_t end) {
+        if (last < name.size() && !std::isdigit(static_cast<unsigned char>(name[last])) && name[last] != '@' &&
+            name[last] != '.')
+            out->insert(name.substr(last, end - last));
+    };
+    for (size_t i = 0; i < name.size(); ++i) {
+        if (name[i] == '@' || name[i] == '.') {
+            take(i);
+            last = i + 1;
+        }
+    }
+    if (last < name.size()) take(name.size());
+}
+
+std::set<std::string> noSplitAtInner(const te::OperationNode* op) {
+    std::set<std::string> out;
+    if (auto* v = op->attr(te::attr::kNoSplitAtInner))
+        if (auto* list = std::get_if<std::vector<std::string>>(v)) out.insert(list->begin(), list->end());
+    return out;
+}
+
+size_t splittableReduceAxes(const te::OperationNode* op) {
+    std::set<std::string> noSplit = noSplitAtInner(op);
+    size_t n = 0;
+    for (const auto& ax : op->reduceAxis)
+        if (!noSplit.count(ax.name())) ++n;
+    return n;
+}
+}  // namespace
+
+int lastReduceIterInOutermostReduceTile(const Stage& stage) {
+    TB_CHECK(stage.op->isCompute()) << "reduce tile of a placeholder";
+    const size_t nReduce = splittableReduceAxes(stage.op.get());
+    std::set<std::string> names;
+    for (size_t i = 0; i < stage.iters.size(); ++i) {
+        const Iterator& it = stage.iters[i];
+        if (it.kind != IteratorKind::Reduction) continue;
+        if (nReduce == 0) return int(i);
+        originalIterators(it.name, &names);
+        if (names.size() == nReduce) return int(i);
+    }
+    TB_CHECK(false) << "stage " << stage.op->name << " has no outermost reduce tile";
+    return -1;
+}
+
+namespace {
+// SP steps of a stage, newest first, following the stage id back through stage-inserting steps.
+std::vector<int> splitStepsNewestFirst(const State& state, int stageId) {
+    std::vector<int> out;
+    const auto& steps = state.transformSteps();
+    for (int i = int(steps.size()) - 1; i >= 0; --i) {
+        if (steps[size_t(i)].changesStageCount()) {
+            if (stageId > steps[size_t(i)].stageId()) --stageId;
+        } else if (auto* sp = steps[size_t(i)].as<SplitStep>(); sp && sp->stageId == stageId) {
+            out.push_back(i);
+        }
+    }
+    return out;
+}
+}  // namespace
+
+std::vector<int> spatialSplitStepIds(const State& state, int stageId) {
+    size_t reduceLeft = splittableReduceAxes(state.stage(stageId).op.get());
+    std::vector<int> out;
+    for (int id : splitStepsNewestFirst(state, stageId)) {
+        // Splits of reduce axes come after those of spatial axes (TVM's assumption).
+        if (reduceLeft) {
+            --reduceLeft;
+        } else {
+            out.push_back(id);
+        }
+    }
+    return out;
+}
+
+std::vector<int> splitStepIds(const State& state, int stageId) { return splitStepsNewestFirst(state, stageId); }
+
+int fuseAllReductionIterators(State* s, const te::ComputeDAG& dag, int stageId, int* numSpace) {
+    std::vector<int> reduceIds;
+    int space = 0;
+    const Stage& st = s->stage(stageId);
+    for (size_t i = 0; i < st.iters.size(); ++i) {
+        if (st.iters[i].kind == IteratorKind::Reduction)
+            reduceIds.push_back(int(i));
+        else if (st.iters[i].kind == IteratorKind::Spatial)
+            ++space;
+    }
+    TB_CHECK(!reduceIds.empty()) << "stage " << st.op->name << " has no reduce loop to fuse";
+    if (numSpace) *numSpace = space;
+    if (reduceIds.size() > 1) fuse(s, dag, stageId, reduceIds);
+    return reduceIds.front();
+}
+
+int fuseAllOuterSpaceIterators(State* s, const te::ComputeDAG& dag, int stageId) {
+    std::vector<int> ids;
+    const Stage& st = s->stage(stageId);
+    for (size_t i = 0; i < st.iters.size(); ++i) {
+        const Iterator& it = st.iters[i];
+        if (it.kind == IteratorKind::Reduction || it.annotation != IteratorAnnotation::None) break;
+        if (i > 0 && s->attachMap().hasAttached({stageId, int(i) - 1})) break;  // TVM checks iter_id - 1
+        ids.push_back(int(i));
+    }
+    TB_USER_CHECK(!ids.empty()) << "stage " << st.op->name << " has no outer spatial loop to bind";
+    if (ids.size() > 1) fuse(s, dag, stageId, ids);
+    return ids.front();
 }
 
 int iterIndex(const Stage& stage, const std::string& name) {

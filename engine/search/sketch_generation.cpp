@@ -22,19 +22,34 @@ std::set<std::string> iterNameSet(const te::OperationNode* op, const char* key) 
     return out;
 }
 
-struct Rule {
-    virtual ~Rule() = default;
-    virtual Cond condition(const SearchTask& t, const State& s, int sid) const = 0;
-    virtual Successors apply(const SearchTask& t, const State& s, int sid, const SketchParams& p) const = 0;
+// What every rule reads: the task, the parameters, and whether the task is a GPU task (TVM
+// IsGPUTask, which also holds for Mali although Mali uses the CPU rule list).
+struct Ctx {
+    const SearchTask& t;
+    const SketchParams& p;
+    bool gpu;
+    const std::string& structure() const { return gpu ? p.gpuMultiLevelTilingStructure : p.cpuMultiLevelTilingStructure; }
 };
 
+struct Rule {
+    virtual ~Rule() = default;
+    virtual Cond condition(const Ctx& c, const State& s, int sid) const = 0;
+    virtual Successors apply(const Ctx& c, const State& s, int sid) const = 0;
+};
+
+// TVM ShouldAlwaysBeInlined: GPU inlines every inlineable op, the CPU only strictly inlineable ones.
+bool shouldAlwaysBeInlined(const Ctx& c, const State& s, int sid) {
+    const Stage& st = s.stage(sid);
+    if (st.opType == StageKind::Placeholder || isOutputOp(c.t, s, sid) || hasReduceIter(st)) return false;
+    return c.gpu || isStrictlyInlineable(c.t, s, sid);
+}
+
 struct AlwaysInline : Rule {
-    Cond condition(const SearchTask& t, const State& s, int sid) const override {
-        const Stage& st = s.stage(sid);
-        if (st.opType == StageKind::Placeholder || isOutputOp(t, s, sid) || hasReduceIter(st)) return Cond::Skip;
-        return isStrictlyInlineable(t, s, sid) ? Cond::ApplyAndSkipRest : Cond::Skip;
+    Cond condition(const Ctx& c, const State& s, int sid) const override {
+        return shouldAlwaysBeInlined(c, s, sid) ? Cond::ApplyAndSkipRest : Cond::Skip;
     }
-    Successors apply(const SearchTask& t, const State& s, int sid, const SketchParams&) const override {
+    Successors apply(const Ctx& c, const State& s, int sid) const override {
+        const SearchTask& t = c.t;
         State n = s;
         computeInline(&n, *t.dag, sid);
         return {{n, sid - 1}};
@@ -42,11 +57,12 @@ struct AlwaysInline : Rule {
 };
 
 struct SimplifyComputeWithConstTensor : Rule {
-    Cond condition(const SearchTask&, const State& s, int sid) const override {
+    Cond condition(const Ctx&, const State& s, int sid) const override {
         const Stage& st = s.stage(sid);
         return st.op->attr(te::attr::kSimplifyConstTensorIndices) ? Cond::ApplyAndSkipRest : Cond::Skip;
     }
-    Successors apply(const SearchTask& t, const State& s, int sid, const SketchParams&) const override {
+    Successors apply(const Ctx& c, const State& s, int sid) const override {
+        const SearchTask& t = c.t;
         std::set<std::string> constIdx = iterNameSet(s.stage(sid).op.get(), te::attr::kSimplifyConstTensorIndices);
         State n = s;
         const size_t tileLevel = 2;
@@ -78,23 +94,14 @@ struct SimplifyComputeWithConstTensor : Rule {
 };
 
 struct AddRfactor : Rule {
-    Cond condition(const SearchTask& t, const State& s, int sid) const override {
-        return needsRfactor(t, s, sid) && !hasCacheWriteStage(s, sid) ? Cond::Apply : Cond::Skip;
+    Cond condition(const Ctx& c, const State& s, int sid) const override {
+        return needsRfactor(c.t, s, sid) && !hasCacheWriteStage(s, sid) ? Cond::Apply : Cond::Skip;
     }
-    Successors apply(const SearchTask& t, const State& s, int sid, const SketchParams&) const override {
+    Successors apply(const Ctx& c, const State& s, int sid) const override {
+        const SearchTask& t = c.t;
         State base = s;
-        // Fuse all reduction loops (TVM FuseAllReductionIterators).
-        std::vector<int> reduceIds;
         int numSpace = 0;
-        for (size_t i = 0; i < s.stage(sid).iters.size(); ++i) {
-            if (s.stage(sid).iters[i].kind == IteratorKind::Reduction)
-                reduceIds.push_back(int(i));
-            else
-                ++numSpace;
-        }
-        TB_CHECK(!reduceIds.empty()) << "rfactor without a reduce loop";
-        int fusedId = reduceIds.front();
-        if (reduceIds.size() > 1) fuse(&base, *t.dag, sid, reduceIds);
+        const int fusedId = fuseAllReductionIterators(&base, *t.dag, sid, &numSpace);
         split(&base, *t.dag, sid, fusedId, {1});
         Successors out;
         for (int part = 0; part < 2; ++part) {
@@ -117,32 +124,36 @@ struct AddRfactor : Rule {
 };
 
 struct AddCacheWrite : Rule {
-    Cond condition(const SearchTask& t, const State& s, int sid) const override {
-        if (needsMultiLevelTiling(t, s, sid) && !hasSingleElementwiseMatchedConsumer(t, s, sid, nullptr))
-            return Cond::Apply;
+    Cond condition(const Ctx& c, const State& s, int sid) const override {
+        if (needsMultiLevelTiling(c.t, s, sid) && !hasSingleElementwiseMatchedConsumer(c.t, s, sid, nullptr))
+            return c.gpu ? Cond::ApplyAndSkipRest : Cond::Apply;
         return Cond::Skip;
     }
-    Successors apply(const SearchTask& t, const State& s, int sid, const SketchParams&) const override {
+    Successors apply(const Ctx& c, const State& s, int sid) const override {
         State n = s;
-        cacheWrite(&n, *t.dag, sid, "local");
+        cacheWrite(&n, *c.t.dag, sid, "local");
         return {{n, sid}};
     }
 };
 
 struct MultiLevelTilingWithFusion : Rule {
-    Cond condition(const SearchTask& t, const State& s, int sid) const override {
+    Cond condition(const Ctx& c, const State& s, int sid) const override {
         int target;
-        if (needsMultiLevelTiling(t, s, sid) && hasSingleElementwiseMatchedConsumer(t, s, sid, &target))
-            return hasCacheWriteStage(s, sid) ? Cond::ApplyAndSkipRest : Cond::Apply;
+        if (needsMultiLevelTiling(c.t, s, sid) && hasSingleElementwiseMatchedConsumer(c.t, s, sid, &target))
+            return hasCacheWriteStage(s, sid) || c.gpu ? Cond::ApplyAndSkipRest : Cond::Apply;
         return Cond::Skip;
     }
-    Successors apply(const SearchTask& t, const State& s, int sid, const SketchParams& p) const override {
+    Successors apply(const Ctx& c, const State& s, int sid) const override {
+        const SearchTask& t = c.t;
         int target = -1;
         TB_CHECK(hasSingleElementwiseMatchedConsumer(t, s, sid, &target)) << "no element-wise consumer";
         std::vector<int> splitSteps;
-        State base = doMultiLevelTiling(t, s, sid, p.cpuMultiLevelTilingStructure, &splitSteps);
+        const std::string& structure = c.structure();
+        State base = doMultiLevelTiling(t, s, sid, structure, &splitSteps);
         Successors out;
-        for (int level : {1, 2}) {
+        // The CPU fuses at the first or second spatial level, the GPU at the third (the thread tile).
+        for (int level : c.gpu ? std::vector<int>{3} : std::vector<int>{1, 2}) {
+            if (std::tolower(static_cast<unsigned char>(structure[size_t(level - 1)])) != 's') continue;
             State n = followTiling(t, base, target, splitSteps, level);
             int iter = level * int(splitSteps.size()) - 1;
             computeAt(&n, *t.dag, sid, target, iter);
@@ -153,19 +164,125 @@ struct MultiLevelTilingWithFusion : Rule {
 };
 
 struct MultiLevelTiling : Rule {
-    Cond condition(const SearchTask& t, const State& s, int sid) const override {
-        return needsMultiLevelTiling(t, s, sid) ? Cond::ApplyAndSkipRest : Cond::Skip;
+    Cond condition(const Ctx& c, const State& s, int sid) const override {
+        return needsMultiLevelTiling(c.t, s, sid) ? Cond::ApplyAndSkipRest : Cond::Skip;
     }
-    Successors apply(const SearchTask& t, const State& s, int sid, const SketchParams& p) const override {
+    Successors apply(const Ctx& c, const State& s, int sid) const override {
         std::vector<int> steps;
-        return {{doMultiLevelTiling(t, s, sid, p.cpuMultiLevelTilingStructure, &steps), sid - 1}};
+        return {{doMultiLevelTiling(c.t, s, sid, c.structure(), &steps), sid - 1}};
     }
 };
 
 struct SkipStage : Rule {
-    Cond condition(const SearchTask&, const State&, int) const override { return Cond::Apply; }
-    Successors apply(const SearchTask&, const State& s, int sid, const SketchParams&) const override {
-        return {{s, sid - 1}};
+    Cond condition(const Ctx&, const State&, int) const override { return Cond::Apply; }
+    Successors apply(const Ctx&, const State& s, int sid) const override { return {{s, sid - 1}}; }
+};
+
+// ---- GPU-only rules (TVM RuleAddCacheRead, RuleSpecialComputeLocationGPU,
+// RuleCrossThreadReduction) -------------------------------------------------------------------
+
+// A producer read directly by a consumer that needs multi-level tiling (and does no cross-thread
+// reduction) is staged in shared memory for every consumer, computed at the loop that closes the
+// consumer's outermost reduce tile; the rules then continue on the same stage.
+struct AddCacheRead : Rule {
+    Cond condition(const Ctx& c, const State& s, int sid) const override {
+        const std::set<int> consumers = getConsumers(c.t, s, sid);
+        if (consumers.empty()) return Cond::Skip;
+        const int target = *consumers.begin();
+        if (!needsMultiLevelTiling(c.t, s, target) || hasCrossThreadReduction(s, target)) return Cond::Skip;
+        return getDirectProducers(c.t, s, target).count(sid) ? Cond::ApplyAndSkipRest : Cond::Skip;
+    }
+    Successors apply(const Ctx& c, const State& s, int sid) const override {
+        State n = s;
+        int offset = 0;
+        for (int consumer : getConsumers(c.t, s, sid)) {
+            int target = consumer + offset;
+            const int added = cacheRead(&n, *c.t.dag, sid, "shared", {target});
+            ++offset;
+            ++target;
+            computeAt(&n, *c.t.dag, added, target, lastReduceIterInOutermostReduceTile(n.stage(target)));
+        }
+        return {{n, sid}};
+    }
+};
+
+// An inlineable producer of a const-tensor stage (winograd) is computed inside the consumer's
+// last outer loop before its unrolled loops instead of being inlined.
+struct SpecialComputeLocationGPU : Rule {
+    Cond condition(const Ctx& c, const State& s, int sid) const override {
+        if (getProducers(c.t, s, sid).empty() || !shouldAlwaysBeInlined(c, s, sid)) return Cond::Skip;
+        const std::set<int> consumers = getConsumers(c.t, s, sid);
+        if (consumers.size() == 1 && s.stage(*consumers.begin()).op->attr(te::attr::kSimplifyConstTensorIndices))
+            return Cond::ApplyAndSkipRest;
+        return Cond::Skip;
+    }
+    Successors apply(const Ctx& c, const State& s, int sid) const override {
+        State n = s;
+        const int target = *getConsumers(c.t, s, sid).begin();
+        const Stage& ts = s.stage(target);
+        for (size_t i = 0; i < ts.iters.size(); ++i) {
+            if (ts.iters[i].annotation != IteratorAnnotation::Unroll) continue;
+            TB_CHECK(i > 0) << "const-tensor stage " << ts.op->name << " starts with an unrolled loop";
+            computeAt(&n, *c.t.dag, sid, target, int(i) - 1);
+            break;
+        }
+        return {{n, sid - 1}};
+    }
+};
+
+// Reductions with little spatial parallelism reduce across the threads of a block: the reduce
+// loops are fused and split by the warp size, the inner part bound to threadIdx.x (TVM lowers it
+// to an allreduce, no rfactor stage); when the single consumer is simple and shares outer loops,
+// the reduction is computed inside it, splitting like the consumer's thread split.
+struct CrossThreadReduction : Rule {
+    Cond condition(const Ctx& c, const State& s, int sid) const override {
+        if (hasCacheWriteStage(s, sid)) return Cond::Skip;
+        const Stage& st = s.stage(sid);
+        if (st.opType != StageKind::Compute) return Cond::Skip;
+        int64_t space = 1, reduce = 1;
+        for (const auto& it : st.iters) {
+            if (it.kind == IteratorKind::Spatial) space *= extentOf(it);
+            else if (it.kind == IteratorKind::Reduction) reduce *= extentOf(it);
+        }
+        if (needsMultiLevelTiling(c.t, s, sid)) {
+            if (space > c.t.hardware.maxThreadsPerBlock) return Cond::Skip;
+            return space < reduce ? Cond::Apply : Cond::Skip;
+        }
+        if (reduce > 1) return reduce > c.t.hardware.warpSize ? Cond::Apply : Cond::Skip;
+        return Cond::Skip;
+    }
+    Successors apply(const Ctx& c, const State& s, int sid) const override {
+        const te::ComputeDAG& dag = *c.t.dag;
+        const int warp = c.t.hardware.warpSize;
+        State n = s;
+        const int fused = fuseAllReductionIterators(&n, dag, sid);
+        const int target = getSingleConsumerId(c.t, n, sid);
+        int common = -1;
+        bool fusible = false;
+        if (target >= 0) {
+            common = numCommonOuterIterators(c.t, n, sid, target);
+            fusible = common > 0 && !needsMultiLevelTiling(c.t, s, target);
+        }
+        if (!fusible) {
+            split(&n, dag, sid, fused, {warp});
+            annotate(&n, dag, sid, fused + 1, IteratorAnnotation::ThreadX);
+            return {{n, sid - 1}};
+        }
+        std::vector<int> splits = splitStepIds(n, target);
+        if (splits.empty()) {
+            // A simple consumer without reduce loops: split its innermost loop by the warp size.
+            TB_CHECK(!hasReduceIter(s.stage(target))) << "cross-thread reduction into a reduction";
+            const int last = int(n.stage(target).iters.size()) - 1;
+            split(&n, dag, target, last, {warp});
+            annotate(&n, dag, target, last + 1, IteratorAnnotation::ThreadX);
+            splits.push_back(int(n.transformSteps().size()) - 2);
+        }
+        TB_CHECK(splits.size() == 1) << "cross-thread reduction consumer " << n.stage(target).op->name
+                                     << " has " << splits.size() << " splits";
+        followSplit(&n, dag, sid, fused, splits[0], 1);
+        annotate(&n, dag, sid, fused + 1, IteratorAnnotation::ThreadX);
+        computeAt(&n, dag, sid, target, common - 1);
+        return {{n, sid - 1}};
     }
 };
 
@@ -247,14 +364,24 @@ State followTiling(const SearchTask& t, const State& state, int sid, const std::
 }
 
 std::vector<State> generateSketches(const SearchTask& task, const SketchParams& params) {
-    static const AlwaysInline r0;
-    static const SimplifyComputeWithConstTensor r1;
-    static const AddRfactor r2;
-    static const AddCacheWrite r3;
-    static const MultiLevelTilingWithFusion r4;
-    static const MultiLevelTiling r5;
-    static const SkipStage r6;
-    const Rule* rules[] = {&r0, &r1, &r2, &r3, &r4, &r5, &r6};
+    static const AlwaysInline alwaysInline;
+    static const SimplifyComputeWithConstTensor constTensor;
+    static const AddRfactor rfactorRule;
+    static const AddCacheWrite cacheWriteRule;
+    static const MultiLevelTilingWithFusion tilingWithFusion;
+    static const MultiLevelTiling tiling;
+    static const SkipStage skip;
+    static const AddCacheRead cacheReadRule;
+    static const SpecialComputeLocationGPU specialLocation;
+    static const CrossThreadReduction crossThread;
+    // TVM SketchPolicy's constructor: the CPU list (also for Mali GPUs), else the GPU list.
+    static const std::vector<const Rule*> cpuRules{&alwaysInline, &constTensor, &rfactorRule, &cacheWriteRule,
+                                                   &tilingWithFusion, &tiling, &skip};
+    static const std::vector<const Rule*> gpuRules{&cacheReadRule, &specialLocation, &alwaysInline, &constTensor,
+                                                   &crossThread, &cacheWriteRule, &tilingWithFusion, &tiling, &skip};
+    const bool gpu = isGpuTask(task);
+    const std::vector<const Rule*>& rules = gpu && !isMaliTask(task) ? gpuRules : cpuRules;
+    const Ctx ctx{task, params, gpu};
 
     State init(*task.dag);
     std::vector<std::pair<State, int>> now{{init, int(init.stages().size()) - 1}}, next;
@@ -267,9 +394,9 @@ std::vector<State> generateSketches(const SearchTask& task, const SketchParams& 
                 continue;
             }
             for (const Rule* r : rules) {
-                Cond c = r->condition(task, state, sid);
+                Cond c = r->condition(ctx, state, sid);
                 if (c == Cond::Skip) continue;
-                for (auto& succ : r->apply(task, state, sid, params)) next.push_back(std::move(succ));
+                for (auto& succ : r->apply(ctx, state, sid)) next.push_back(std::move(succ));
                 if (c == Cond::ApplyAndSkipRest) break;
             }
         }

@@ -5,10 +5,12 @@
 #include <cmath>
 #include <mutex>
 #include <numeric>
+#include <set>
 #include <chrono>
 
 #include "engine/schedule/infer_bound.h"
 #include "engine/schedule/transform_step.h"
+#include "engine/search/gpu_limits.h"
 #include "engine/support/error.h"
 #include "engine/support/thread_pool.h"
 
@@ -62,6 +64,17 @@ SketchPolicy::SketchPolicy(SearchTask task, std::shared_ptr<cost_model::CostMode
     : m_task(std::move(task)), m_model(std::move(model)), m_params(std::move(params)), m_rng(seed) {
     TB_CHECK(m_task.dag) << "search task without a DAG";
     TB_CHECK(m_model) << "sketch policy without a cost model";
+    m_gpu = isGpuTask(m_task);
+    m_mali = isMaliTask(m_task);
+    if (m_gpu) {
+        TB_USER_CHECK(m_task.hardware.warpSize > 0 && m_task.hardware.maxThreadsPerBlock > 0)
+            << "GPU task " << m_task.desc << " (" << m_task.target
+            << ") needs hardware params with warp_size and max_threads_per_block";
+    }
+}
+
+const std::vector<int>& SketchPolicy::unrollConfigs() const {
+    return m_gpu ? m_params.gpuAutoUnrollConfigs : m_params.autoUnrollConfigs;
 }
 
 bool SketchPolicy::serial() const { return m_params.numThreads == 1; }
@@ -177,7 +190,8 @@ void SketchPolicy::initUnroll(State* s, std::mt19937_64& rng) {
             }
         }
         if (hasReduceIter(s->stage(int(sid)))) {
-            int v = m_params.autoUnrollConfigs[rng() % m_params.autoUnrollConfigs.size()];
+            const std::vector<int>& configs = unrollConfigs();
+            int v = configs[rng() % configs.size()];
             pragma(s, *m_task.dag, int(sid), 0, "auto_unroll_max_step$" + std::to_string(v));
         }
     }
@@ -212,9 +226,99 @@ void SketchPolicy::initVectorization(State* s, std::mt19937_64& rng) {
     }
 }
 
+bool SketchPolicy::initThreadBind(State* s) {
+    const te::ComputeDAG& dag = *m_task.dag;
+    const HardwareParams& hw = m_task.hardware;
+    // The roots of the multi-level tiled stages: the GPU sketch rules always fuse a tiled stage
+    // into its consumer (or its cache-write copy), so it is attached; a tiled stage at the root
+    // must come from CrossThreadReduction.
+    std::set<int> tilingRoots;
+    for (size_t sid = 0; sid < s->stages().size(); ++sid) {
+        if (!needsMultiLevelTiling(m_task, *s, int(sid))) continue;
+        const Stage& st = s->stage(int(sid));
+        if (st.computeAt == ComputeAtKind::Inlined) continue;
+        if (st.computeAt != ComputeAtKind::Iter) {
+            if (!hasCrossThreadReduction(*s, int(sid))) return false;
+            continue;
+        }
+        tilingRoots.insert(s->attachMap().attachedAt(int(sid))->first);
+    }
+    *s = inferBound(*s);
+    auto fuseEndingWith = [&](int sid, size_t from, size_t count, const char* suffix) {
+        std::vector<int> ids;
+        const Stage& st = s->stage(sid);
+        for (size_t i = from; i < from + count && i < st.iters.size(); ++i) {
+            const std::string& name = st.iters[i].name;
+            if (name.size() < 2 || name.compare(name.size() - 2, 2, suffix) != 0) break;
+            ids.push_back(int(i));
+        }
+        TB_USER_CHECK(!ids.empty()) << "no " << suffix << " tile loop in " << st.op->name;
+        fuse(s, dag, sid, ids);
+        return ids.front();
+    };
+    for (int sid = int(s->stages().size()) - 1; sid >= 0; --sid) {
+        const Stage& st = s->stage(sid);
+        if (st.computeAt == ComputeAtKind::Inlined || st.opType == StageKind::Placeholder) continue;
+        if (hasCrossThreadReduction(*s, sid)) {
+            if (st.computeAt != ComputeAtKind::Root) continue;
+            annotate(s, dag, sid, fuseAllOuterSpaceIterators(s, dag, sid), IteratorAnnotation::BlockX);
+            continue;
+        }
+        if (hasAnnotatedIter(st, IteratorAnnotation::ThreadX)) continue;
+        if (st.computeAt == ComputeAtKind::Root) {
+            if (!tilingRoots.count(sid)) {
+                // An untiled root: one thread per (fused) outer point, warp-sized blocks.
+                const int fused = fuseAllOuterSpaceIterators(s, dag, sid);
+                if (extentOf(s->stage(sid).iters[size_t(fused)]) <= hw.warpSize) {
+                    annotate(s, dag, sid, fused, IteratorAnnotation::ThreadX);
+                } else {
+                    split(s, dag, sid, fused, {hw.warpSize});
+                    annotate(s, dag, sid, fused, IteratorAnnotation::BlockX);
+                    annotate(s, dag, sid, fused + 1, IteratorAnnotation::ThreadX);
+                }
+                continue;
+            }
+            // A tiled root: its outer three spatial tile levels are block, vthread and thread.
+            const te::OperationNode* op = st.op.get();
+            int64_t totalSpace = 1;
+            for (const auto& ax : op->axis) totalSpace *= ax.extent;
+            for (const auto& ax : op->reduceAxis) totalSpace *= ax.extent;
+            const bool checkMinThreads = totalSpace > int64_t(hw.warpSize) * 2;
+            const size_t nAxis = op->axis.size();
+            annotate(s, dag, sid, fuseEndingWith(sid, 0, nAxis, ".0"), IteratorAnnotation::BlockX);
+            const int vt = fuseEndingWith(sid, 1, nAxis, ".1");
+            if (hw.maxVthreadExtent > 0 && extentOf(s->stage(sid).iters[size_t(vt)]) > hw.maxVthreadExtent) return false;
+            annotate(s, dag, sid, vt, IteratorAnnotation::VThread);
+            const int tx = fuseEndingWith(sid, 2, nAxis, ".2");
+            if (checkMinThreads && extentOf(s->stage(sid).iters[size_t(tx)]) < hw.warpSize) return false;
+            annotate(s, dag, sid, tx, IteratorAnnotation::ThreadX);
+        } else if (st.computeAt == ComputeAtKind::Iter && st.op->name.size() > 7 &&
+                   st.op->name.compare(st.op->name.size() - 7, 7, ".shared") == 0) {
+            // Cooperative fetching: all threads of the block copy the tile, as many threads as the
+            // consumer's thread tile, with a vectorized inner part (its length is mutated later).
+            const std::vector<int> srcSteps = spatialSplitStepIds(*s, s->attachMap().attachedAt(sid)->first);
+            std::vector<int> all(st.iters.size());
+            std::iota(all.begin(), all.end(), 0);
+            fuse(s, dag, sid, all);
+            split(s, dag, sid, 0, {1});
+            annotate(s, dag, sid, 1, IteratorAnnotation::Vectorize);
+            followFusedSplit(s, dag, sid, 0, srcSteps, 1, true);
+            annotate(s, dag, sid, 1, IteratorAnnotation::ThreadX);
+        }
+    }
+    return true;
+}
+
 State SketchPolicy::randomAnnotate(const State& sketch, std::mt19937_64& rng) {
     try {
         State s = fillTileSize(sketch, rng);
+        if (m_gpu) {
+            // TVM's GPU init rules: InitFillTileSize, InitThreadBind, InitUnroll (+ InitVectorization on Mali).
+            if (!initThreadBind(&s)) return State();
+            initUnroll(&s, rng);
+            if (m_mali) initVectorization(&s, rng);
+            return s;
+        }
         if (!changeComputeLocation(&s, rng)) return State();
         initParallel(&s);
         initUnroll(&s, rng);
@@ -299,7 +403,8 @@ State SketchPolicy::mutateAutoUnroll(const State& s, std::mt19937_64& rng) {
     if (ids.empty()) return State();
     size_t stepId = ids[rng() % ids.size()];
     PragmaStep p = *steps[stepId].as<PragmaStep>();
-    int v = m_params.autoUnrollConfigs[rng() % m_params.autoUnrollConfigs.size()];
+    const std::vector<int>& configs = unrollConfigs();
+    int v = configs[rng() % configs.size()];
     p.pragmaType = "auto_unroll_max_step$" + std::to_string(v);
     State n = s;
     StateNode* node = n.copyOnWrite();
@@ -394,6 +499,11 @@ State SketchPolicy::mutateParallel(const State& s, std::mt19937_64& rng) {
 }
 
 State SketchPolicy::mutate(const State& s, std::mt19937_64& rng) {
+    if (m_gpu) {
+        // TVM's GPU mutation rules: MutateTileSize 0.90, MutateAutoUnroll 0.10.
+        static const std::vector<double> gpuPrefix = prefixProbs({0.90, 0.10});
+        return choosePrefix(gpuPrefix, rng) == 0 ? mutateTileSize(s, rng) : mutateAutoUnroll(s, rng);
+    }
     static const std::vector<double> prefix = prefixProbs({0.90, 0.04, 0.05, 0.01});
     switch (choosePrefix(prefix, rng)) {
         case 0: return mutateTileSize(s, rng);
@@ -411,6 +521,11 @@ std::vector<State> SketchPolicy::inferAndPrune(const std::vector<State>& states)
         if (!states[size_t(i)].defined()) return;
         try {
             State s = inferBound(states[size_t(i)]);
+            if (m_gpu) {
+                // What VerifyGPUCode rejects in TVM's feature extraction (gpu_limits.h).
+                if (verifyGpuState(s, m_task.hardware).empty()) out[size_t(i)] = std::move(s);
+                return;
+            }
             // Prune nested parallel loops (TVM PruneInvalidState on CPU).
             for (size_t sid = 0; sid < s.stages().size(); ++sid) {
                 const Stage& st = s.stage(int(sid));

@@ -11,6 +11,16 @@
 /// 2·numMeasures unseen states; (4) eps-greedy pick of numMeasures states (5% random); (5) measure;
 /// (6) train the cost model. Parameters default to TVM's (§1.6). Seeded: the same seed and the same
 /// measurements give the same search.
+///
+/// GPU tasks (search_utils.h isGpuTask: cuda, opencl, ...) follow TVM's GPU lists: the GPU sketch
+/// rules (sketch_generation.h); the init rules FillTileSize, ThreadBind (the tiled root's `.0`
+/// tiles fused to blockIdx.x, `.1` to vthread, `.2` to threadIdx.x; other roots split by the warp
+/// size; shared-memory copies fetched cooperatively: fused, split off a vectorized inner part,
+/// follow-fused-split by the consumer's thread tile, bound to threadIdx.x), Unroll with the GPU
+/// table {0, 16, 64, 512, 1024}, and on Mali also Vectorization; the mutations TileSize 0.90 and
+/// AutoUnroll 0.10. Instead of the CPU's nested-parallel pruning, states that break the
+/// HardwareParams limits (gpu_limits.h verifyGpuState: threads per block, vthread, shared memory,
+/// vector bytes) are dropped where TVM's VerifyGPUCode would fail their feature extraction.
 
 #include <functional>
 #include <memory>
@@ -53,6 +63,7 @@ struct SketchPolicyParams {
     int evolutionaryNumIters = 4;
     double mutationProb = 0.85;
     std::vector<int> autoUnrollConfigs{0, 16, 64, 512};
+    std::vector<int> gpuAutoUnrollConfigs{0, 16, 64, 512, 1024};
     int numThreads = 0;  ///< 1 = sample/mutate on the calling thread; else on the engine thread pool
 };
 
@@ -74,6 +85,7 @@ struct RoundStats {
 
 class SketchPolicy {
 public:
+    /// Throws UserError for a GPU task whose hardware params lack warp_size or max_threads_per_block.
     SketchPolicy(SearchTask task, std::shared_ptr<cost_model::CostModel> model, SketchPolicyParams params, uint64_t seed);
 
     const SearchTask& task() const { return m_task; }
@@ -100,8 +112,9 @@ public:
     // Building blocks, public for tests and benchmarks.
     std::vector<State> sampleInitPopulation();
     std::vector<State> evolutionarySearch(const std::vector<State>& init, int outSize, std::vector<float>* scores = nullptr);
-    /// Random annotation of a sketch (FillTileSize, ChangeComputeLocation, Parallel, Unroll,
-    /// Vectorization). Returns an undefined State when a rule finds the state invalid.
+    /// Random annotation of a sketch (CPU: FillTileSize, ChangeComputeLocation, Parallel, Unroll,
+    /// Vectorization; GPU: FillTileSize, ThreadBind, Unroll [, Vectorization on Mali]). Returns an
+    /// undefined State when a rule finds the state invalid.
     State randomAnnotate(const State& sketch, std::mt19937_64& rng);
     /// One mutation by rule weight; an undefined State when it fails.
     State mutate(const State& s, std::mt19937_64& rng);
@@ -115,6 +128,10 @@ private:
     void initParallel(State* s);
     void initUnroll(State* s, std::mt19937_64& rng);
     void initVectorization(State* s, std::mt19937_64& rng);
+    /// TVM InitThreadBind; false when the state is invalid (vthread > max_vthread_extent, fewer
+    /// threads than a warp on a large op).
+    bool initThreadBind(State* s);
+    const std::vector<int>& unrollConfigs() const;
     State mutateTileSize(const State& s, std::mt19937_64& rng);
     State mutateAutoUnroll(const State& s, std::mt19937_64& rng);
     State mutateComputeLocation(const State& s, std::mt19937_64& rng);
@@ -130,6 +147,8 @@ private:
     bool serial() const;
 
     SearchTask m_task;
+    bool m_gpu = false;   ///< isGpuTask(m_task)
+    bool m_mali = false;  ///< isMaliTask(m_task)
     std::shared_ptr<cost_model::CostModel> m_model;
     SketchPolicyParams m_params;
     std::mt19937_64 m_rng;

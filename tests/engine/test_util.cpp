@@ -5,6 +5,10 @@
 #include <cmath>
 #include <random>
 
+#include "engine/topi/broadcast.h"
+#include "engine/topi/nn.h"
+#include "engine/topi/nn/conv2d.h"
+
 namespace tb::test {
 
 using namespace tb::te;
@@ -46,6 +50,25 @@ std::shared_ptr<const ComputeDAG> conv2dNhwcRelu(int64_t h, int64_t ci, int64_t 
         return max(pre(v[0], v[1], v[2], v[3]), 0.0f);
     }, "T_relu");
     return std::make_shared<ComputeDAG>(ComputeDAG::fromOutputs({relu}));
+}
+
+std::shared_ptr<const ComputeDAG> conv2dLayer(int64_t n, int64_t h, int64_t w, int64_t co, int64_t ci, int64_t kh,
+                                              int64_t kw, int64_t stride, int64_t pad) {
+    Tensor data = placeholder({n, ci, h, w}, "data");
+    Tensor kernel = placeholder({co, ci, kh, kw}, "kernel");
+    Tensor bias = placeholder({1, co, 1, 1}, "bias");
+    Tensor conv = topi::nn::conv2dNchw(data, kernel, {stride, stride}, {pad, pad});
+    Tensor out = topi::relu(topi::add(conv, bias));
+    return std::make_shared<ComputeDAG>(std::vector<Tensor>{data, kernel, bias, out});
+}
+
+search::SearchTask gpuSearchTask(std::shared_ptr<const ComputeDAG> dag, const std::string& target, HardwareParams hw) {
+    search::SearchTask t;
+    t.dag = std::move(dag);
+    t.workloadKey = t.dag->workloadKey();
+    t.target = target;
+    t.hardware = hw;
+    return t;
 }
 
 std::vector<float> randomData(size_t n, unsigned seed, float lo, float hi) {

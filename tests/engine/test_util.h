@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/search/search_task.h"
 #include "engine/support/error.h"
 #include "engine/te/compute_dag.h"
 #include "engine/te/interpreter.h"
@@ -28,6 +29,21 @@ std::shared_ptr<const te::ComputeDAG> matmulAdd(int64_t n, int64_t l, int64_t m)
 /// the kernel layout-free), [+ bias p2 (1 x 1 x 1 x co) as T_add] + relu (T_relu), as topi builds
 /// it and Relay fuses resnet's layers. Stages: p0 pad_temp p1 conv2d_nhwc [p2 T_add] T_relu.
 std::shared_ptr<const te::ComputeDAG> conv2dNhwcRelu(int64_t h, int64_t ci, int64_t co, bool bias);
+
+/// TVM's tutorial workload `conv2d_layer` (tune_conv2d_layer_cuda.py, the DAG of TVM's CUDA record
+/// ../shared/data/logs/ansor/tvm_ci_conv2d.json): topi conv2d_nchw (stride, padding on both sides)
+/// + bias [1, co, 1, 1] (T_add) + relu (T_relu), io tensors [data, kernel, bias, out]. Stages:
+/// data pad_temp kernel conv2d_nchw bias T_add T_relu.
+std::shared_ptr<const te::ComputeDAG> conv2dLayer(int64_t n, int64_t h, int64_t w, int64_t co, int64_t ci, int64_t kh,
+                                                  int64_t kw, int64_t stride, int64_t pad);
+
+/// TVM's CUDA target string of the conv2d_layer record.
+inline constexpr const char* kCudaTarget = "cuda -keys=cuda,gpu -max_num_threads=1024 -thread_warp_size=32";
+
+/// A search task of `dag` for a GPU target: workload key from the DAG, `target`, `hw` (default: an
+/// NVIDIA GPU's limits, HardwareParams::gpu(49152, 1024, 32)).
+search::SearchTask gpuSearchTask(std::shared_ptr<const te::ComputeDAG> dag, const std::string& target = kCudaTarget,
+                                 HardwareParams hw = HardwareParams::gpu(49152, 1024, 32));
 
 /// n floats drawn uniformly from [lo, hi) by std::mt19937(seed) (deterministic per seed).
 std::vector<float> randomData(size_t n, unsigned seed, float lo = -1.f, float hi = 1.f);

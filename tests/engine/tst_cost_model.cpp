@@ -19,6 +19,8 @@
 #include "engine/record/record_io.h"
 #include "engine/schedule/infer_bound.h"
 #include "engine/schedule/transform_step.h"
+#include "engine/search/search_utils.h"
+#include "tests/engine/test_util.h"
 
 using namespace tb;
 using te::Expr;
@@ -381,6 +383,45 @@ private Q_SLOTS:
 
     // XGBoost learns a known ordering: matmul states whose cost falls with both tile sizes. Trained
     // on half of the 7 x 7 grid of (ti, tj), it must rank the other half.
+    // GPU rows (TVM feature.cc): is_gpu = 1 and the thread lengths around every store. TVM's CUDA
+    // record of conv2d_layer binds 28 blocks (n.0 ff.0 yy.0 xx.0 = 1 x 4 x 7 x 1) of 64 threads
+    // (ff.2), no vthread; the shared-memory copies use the same 64 threads. The loop IR is the GPU
+    // lowering's (lowerStateThreaded: thread loops are ThreadBinding loops, counted in outer_prod as
+    // TVM's thread_extent attributes are).
+    void testGpuFeatures() {
+        search::SearchTask t = makeTask(test::conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1), "conv2d_layer");
+        t.target = "cuda -keys=cuda,gpu -max_num_threads=1024 -thread_warp_size=32";
+        t.hardware = HardwareParams::gpu(49152, 1024, 32);
+        QVERIFY(search::isGpuTask(t));
+        auto log = record::readMeasureRecords("../shared/data/logs/ansor/tvm_ci_conv2d.json");
+        QCOMPARE(int(log.records.size()), 1);
+        State s = inferBound(replaySteps(*t.dag, stepsFromJson(log.records[0].steps)));
+        lower::StateLowerer threaded = [](const search::SearchTask& task, const State& st) {
+            return lower::lowerStateThreaded(*task.dag, st);
+        };
+        cost_model::XGBModel model(threaded, oneThread());
+        const auto rows = model.features(t, s);
+        QCOMPARE(int(rows.size()), 5);  // pad_temp.shared, kernel.shared, conv init + update, T_relu
+        for (const auto& row : rows) {
+            QCOMPARE(row[size_t(kGpuLens - 1)], 1.0f);                     // is_gpu
+            QCOMPARE(row[size_t(kGpuLens)], float(log2p(28)));              // blockIdx.x
+            QCOMPARE(row[size_t(kGpuLens + 1)], 1.0f);                      // blockIdx.y = 1
+            QCOMPARE(row[size_t(kGpuLens + 3)], float(log2p(64)));          // threadIdx.x
+            QCOMPARE(row[size_t(kGpuLens + 6)], 1.0f);                      // vthread = 1
+        }
+        // T_relu's store (the last) runs once per thread of every block: outer_prod counts the
+        // 28 x 64 thread loops times its 2 x 7 inner tile (ff.3 x xx.3) = 25088 = 512 x 7 x 7.
+        QCOMPARE(rows.back()[size_t(kOuterProd)], float(log2p(25088)));
+        // The same loop IR of a CPU task: is_gpu 0, lengths 1.
+        search::SearchTask cpu = t;
+        cpu.target = "llvm";
+        cpu.workloadKey = "conv2d_layer-cpu";  // the model caches rows per workload key and state
+        for (const auto& row : model.features(cpu, s)) {
+            QCOMPARE(row[size_t(kGpuLens - 1)], 0.0f);
+            QCOMPARE(row[size_t(kGpuLens + 3)], 1.0f);
+        }
+    }
+
     void testXgbLearnsTileOrdering() {
         const int64_t n = 64;
         auto dag = matmul(n);

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: Apache-2.0
+// The GPU search's states lower and run: every state of the init population and of the
+// evolutionary search of a GPU task lowers (lower::lowerStateGpu) to a GpuModule in OpenCL C and in
+// CUDA C whose launches respect the HardwareParams the search pruned with (threads per block,
+// shared memory); a few states per workload run on the OpenCL device (PoCL) and compute what the
+// reference interpreter computes.
+#include <QtTest>
+
+#include "engine/codegen/codegen_gpu_source.h"
+#include "engine/schedule/infer_bound.h"
+#include "engine/search/cost_model.h"
+#include "engine/search/gpu_limits.h"
+#include "engine/search/sketch_policy.h"
+#include "engine/te/interpreter.h"
+#include "engine/topi/nn.h"
+#include "engine/topi/nn/dense.h"
+#include "engine/topi/nn/depthwise_conv2d.h"
+#include "engine/topi/reduction.h"
+#include "tests/engine/test_opencl_util.h"
+#include "tests/engine/test_util.h"
+
+using namespace tb;
+using namespace tb::te;
+
+namespace {
+
+// The init population and the best states of a short evolutionary search (random model).
+std::vector<State> searchedStates(const search::SearchTask& t, uint64_t seed) {
+    search::SketchPolicyParams p;
+    p.evolutionaryPopulation = 128;
+    p.sampleInitMinPopulation = 16;
+    p.numThreads = 2;
+    search::SketchPolicy policy(t, std::make_shared<cost_model::RandomModel>(seed), p, seed);
+    std::vector<State> states = policy.sampleInitPopulation();
+    const auto best = policy.evolutionarySearch(states, 16);
+    states.insert(states.end(), best.begin(), best.end());
+    return states;
+}
+
+// Whether lowerStateGpu's known limitation hits `s`: it elides a thread loop of extent 1, so a
+// kernel whose blockIdx.x has extent 1 starts with its vthread loop, which it then rejects ("Did you
+// forget to bind?"). TVM keeps such a loop (thread_extent 1); the GPU lowering is to follow.
+bool blockOfOneBeforeVthread(const State& s, const std::string& error) {
+    if (error.find("Did you forget to bind?") == std::string::npos) return false;
+    const auto ext = search::gpuThreadExtents(s);
+    for (size_t sid = 0; sid < ext.size(); ++sid) {
+        const Stage& st = s.stage(int(sid));
+        if (st.computeAt != ComputeAtKind::Root || st.opType != StageKind::Compute || st.iters.size() < 2) continue;
+        if (st.iters[0].annotation == IteratorAnnotation::BlockX && st.iters[0].range && st.iters[0].range->extent == 1 &&
+            st.iters[1].annotation == IteratorAnnotation::VThread)
+            return true;
+    }
+    return false;
+}
+
+// Lowers every state to a GpuModule in both languages; the launches stay within the limits.
+// Returns the states that lowered (all but those of the known limitation above).
+std::vector<State> checkLowers(const search::SearchTask& t, const std::vector<State>& states) {
+    std::vector<State> lowered;
+    int limited = 0;
+    for (const State& s : states) {
+        codegen::GpuModule m;
+        try {
+            m = codegen::buildGpuModule(*t.dag, s, codegen::GpuLanguage::OpenCL);
+            codegen::buildGpuModule(*t.dag, s, codegen::GpuLanguage::CUDA);
+        } catch (const std::exception& e) {
+            if (blockOfOneBeforeVthread(s, e.what())) {
+                ++limited;
+                continue;
+            }
+            qWarning("%s\n%s", e.what(), s.toStr().c_str());
+            return {};
+        }
+        for (const auto& l : m.launches) {
+            if (l.block[0] * l.block[1] * l.block[2] > t.hardware.maxThreadsPerBlock ||
+                l.sharedBytes > t.hardware.maxSharedMemoryPerBlock) {
+                qWarning("launch over the limits:\n%s", s.toStr().c_str());
+                return {};
+            }
+        }
+        if (m.launches.empty()) return {};
+        lowered.push_back(s);
+    }
+    if (limited) qWarning("%d of %d states hit lowerStateGpu's blockIdx-of-extent-1 limitation", limited, int(states.size()));
+    return lowered;
+}
+
+// Runs the OpenCL module of `s` on random inputs and compares the outputs with the interpreter's.
+// Empty when equal; else the mismatch, or the error of lowering, emitting or running.
+QString runsCorrectly(const search::SearchTask& t, const State& s, unsigned seed) {
+    const auto inputs = test::randomInputs(*t.dag, seed);
+    std::vector<std::vector<float>> init;
+    for (const auto& b : inputs) init.push_back(b.data);
+    std::vector<std::vector<float>> got;
+    codegen::GpuModule m;
+    try {
+        m = codegen::buildGpuModule(*t.dag, s, codegen::GpuLanguage::OpenCL);
+        got = test::runOpenCl(m, init);
+    } catch (const std::exception& e) {
+        return QString::fromStdString(e.what());
+    }
+    std::vector<std::vector<float>> outs(got.begin() + long(inputs.size()), got.begin() + m.numArgs);
+    return test::compareOutputs(outs, te::evaluate(*t.dag, inputs));
+}
+
+void checkRuns(const search::SearchTask& t, const std::vector<State>& states, size_t count) {
+    if (!test::openClAvailable()) QSKIP("no OpenCL device (install pocl-opencl-icd: scripts/setup)");
+    for (size_t i = 0; i < std::min(count, states.size()); ++i) {
+        const State& s = states[i * states.size() / std::min(count, states.size())];
+        QCOMPARE(runsCorrectly(t, s, unsigned(i + 1)), QString());
+    }
+}
+
+std::shared_ptr<const ComputeDAG> matmulDag(int64_t m, int64_t k, int64_t n) {
+    Tensor a = placeholder({m, k}, "A"), b = placeholder({k, n}, "B");
+    return std::make_shared<ComputeDAG>(ComputeDAG::fromOutputs({topi::nn::matmul(a, b)}));
+}
+
+std::shared_ptr<const ComputeDAG> depthwiseDag(int64_t h, int64_t c) {
+    Tensor data = placeholder({1, h, h, c}, "data"), filter = placeholder({3, 3, c, 1}, "filter");
+    return std::make_shared<ComputeDAG>(
+        ComputeDAG::fromOutputs({topi::relu(topi::nn::depthwiseConv2dNhwc(data, filter, {1, 1}, {1, 1}))}));
+}
+
+}  // namespace
+
+class TestGpuSearchLower : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    // TVM's conv2d_layer (the CUDA record's workload): every searched state lowers.
+    void testConv2dLayerLowers() {
+        auto t = test::gpuSearchTask(test::conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
+        const auto states = searchedStates(t, 1);
+        QVERIFY(!states.empty());
+        QVERIFY(!checkLowers(t, states).empty());
+    }
+
+    // Smaller workloads (PoCL runs them in a moment): lower and compute the right values. Mali: the
+    // CPU rule list with the GPU init rules and vectorization, 256 threads at most.
+    void testRuns_data() {
+        QTest::addColumn<QString>("workload");
+        QTest::newRow("conv2d_layer") << QStringLiteral("conv2d_layer");
+        QTest::newRow("matmul") << QStringLiteral("matmul");
+        QTest::newRow("depthwise") << QStringLiteral("depthwise");
+        QTest::newRow("matmul mali") << QStringLiteral("matmul mali");
+    }
+    void testRuns() {
+        QFETCH(QString, workload);
+        search::SearchTask t;
+        if (workload == QStringLiteral("conv2d_layer"))
+            t = test::gpuSearchTask(test::conv2dLayer(1, 7, 7, 32, 16, 3, 3, 1, 1));
+        else if (workload == QStringLiteral("matmul"))
+            t = test::gpuSearchTask(matmulDag(64, 64, 64));
+        else if (workload == QStringLiteral("depthwise"))
+            t = test::gpuSearchTask(depthwiseDag(14, 32));
+        else
+            t = test::gpuSearchTask(matmulDag(64, 64, 64), "opencl -keys=mali,opencl,gpu -device=mali", HardwareParams::mali());
+        const auto states = searchedStates(t, 2);
+        QVERIFY(!states.empty());
+        const auto lowered = checkLowers(t, states);
+        QVERIFY(!lowered.empty());
+        checkRuns(t, lowered, 3);
+    }
+
+    // A row sum with little spatial work: the search's cross-thread reduction (TVM lowers the
+    // threadIdx.x-bound reduce loop to an allreduce across the block) and the plain sketch.
+    void testCrossThreadReductionRuns() {
+        if (!test::openClAvailable()) QSKIP("no OpenCL device (install pocl-opencl-icd: scripts/setup)");
+        Tensor a = placeholder({16, 256}, "A");
+        auto t = test::gpuSearchTask(std::make_shared<ComputeDAG>(ComputeDAG::fromOutputs({topi::sum(a, std::vector<int>{1})})));
+        const auto sketches = search::generateSketches(t);
+        QCOMPARE(int(sketches.size()), 2);
+        search::SketchPolicy policy(t, std::make_shared<cost_model::RandomModel>(1), search::SketchPolicyParams{}, 1);
+        std::mt19937_64 rng(1);
+        const State crossThread = inferBound(policy.randomAnnotate(sketches[0], rng));
+        const State plain = inferBound(policy.randomAnnotate(sketches[1], rng));
+        QVERIFY(search::hasCrossThreadReduction(crossThread, 1));
+        QCOMPARE(runsCorrectly(t, plain, 1), QString());
+        QEXPECT_FAIL("", "the GPU lowering has no cross-thread allreduce yet (h-gpulower: a threadIdx.x-bound "
+                         "reduce loop races, or is refused since h-gpulower 7dc0ca2)", Continue);
+        QCOMPARE(runsCorrectly(t, crossThread, 1), QString());
+    }
+
+};
+
+QTEST_GUILESS_MAIN(TestGpuSearchLower)
+#include "tst_gpu_search_lower.moc"
