@@ -19,6 +19,8 @@ STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
 mkdir -p "$STAGE/lib" "$(dirname "$OUT")"
 objcopy --strip-debug "$BUILD/bin/tunebench-cli" "$STAGE/lib/tunebench-cli.bin"
+# GPU measurements run in tunebench-gpu-worker, found next to the binary (gpu_worker_client.h).
+objcopy --strip-debug "$BUILD/bin/tunebench-gpu-worker" "$STAGE/lib/tunebench-gpu-worker"
 # Every library the binary loads, except the C/C++ runtime and LLVM (present there).
 ldd "$BUILD/bin/tunebench-cli" | awk '$3 ~ /^\// {print $3}' | while read -r lib; do
   case $(basename "$lib") in

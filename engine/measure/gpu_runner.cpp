@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engine/measure/gpu_runner.h"
+#include "engine/measure/gpu_worker_client.h"
 
 #include <chrono>
 
@@ -51,7 +52,9 @@ std::vector<MeasureResult> GpuLocalRunner::run(const std::vector<MeasureInput>& 
         } else {
             r = runStep(batch, int(i), inputs[i].workloadKey, device, [&] {
                 const auto t0 = std::chrono::steady_clock::now();
-                MeasureResult m = toMeasureResult(gpu::measureGpuModuleIsolated(
+                // In tunebench-gpu-worker, not a fork of this process: this process links LLVM 16,
+                // which PoCL's own LLVM must not meet (gpu_worker_client.h).
+                MeasureResult m = toMeasureResult(measureGpuModuleInWorker(
                     m_options.api, m_options.deviceIndex, *b.gpuModule, o, inputs[i].check.get(), m_options.timeoutS));
                 m.allCost = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                 return m;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file gpu_runner.h
-/// \brief The host side of GPU measuring: GpuLocalRunner (a GPU of this machine, each candidate in
-/// a forked child), the remote device-attribute query through the tracker, and HardwareParams from
+/// \brief The host side of GPU measuring: GpuLocalRunner (a GPU of this machine, each candidate in a
+/// tunebench-gpu-worker process), the remote device-attribute query through the tracker, and HardwareParams from
 /// a device's attributes (seed 003's "get the hardware parameters from the remote device").
 ///
 /// Remote GPU devices need no runner of their own: RpcRunner (rpc_runner.h) sends a candidate whose
@@ -31,8 +31,8 @@ struct GpuRunnerOptions {
     uint64_t seed = 0;  ///< random fill of arguments without check inputs
 };
 
-/// Runs GPU candidates (BuildResult::gpuModule) on a GPU of this machine, one forked child per
-/// candidate (measureGpuModuleIsolated). Build errors pass through; a candidate without a GPU
+/// Runs GPU candidates (BuildResult::gpuModule) on a GPU of this machine, one tunebench-gpu-worker
+/// process per candidate (gpu_worker_client.h: never a fork of this LLVM-linked process). Build errors pass through; a candidate without a GPU
 /// module is COMPILE_DEVICE. Never throws for a candidate's failure.
 class GpuLocalRunner final : public ProgramRunner {
 public:

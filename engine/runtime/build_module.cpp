@@ -27,6 +27,7 @@
 #include "engine/lower/lower_dag.h"
 #include "engine/lower/lower_state.h"
 #include "engine/measure/gpu_device.h"
+#include "engine/measure/gpu_worker_client.h"
 #include "engine/measure/timer.h"
 #include "engine/record/history_best.h"
 #include "engine/record/record_io.h"
@@ -299,23 +300,18 @@ std::string BuildReport::text() const {
     return os.str();
 }
 
-/// A GPU network's module and, once run here, its device and compiled program.
+/// A GPU network's module, and the inputs of its last run (benchmark() times with them).
 struct GpuNetworkState {
     codegen::GpuModule module;
     std::vector<int> argNodes;  // exec node of each argument buffer
     std::string api;            // "cuda" or "opencl"
-    std::unique_ptr<gpu::GpuDevice> device;
-    std::unique_ptr<gpu::GpuProgram> program;
+    std::vector<te::Buffer> lastInputs;
 };
 
 CompiledModule::CompiledModule() = default;
 CompiledModule::~CompiledModule() {
     m_runtime.reset();  // before the kernels it calls are unloaded
     m_loaded.clear();
-    if (m_gpu) {
-        m_gpu->program.reset();  // before its device
-        m_gpu->device.reset();
-    }
 }
 
 const codegen::GpuModule* CompiledModule::gpuModule() const { return m_gpu ? &m_gpu->module : nullptr; }
@@ -325,62 +321,47 @@ const std::vector<int>& CompiledModule::gpuArgumentNodes() const {
     return m_gpu ? m_gpu->argNodes : kNone;
 }
 
-void CompiledModule::ensureGpuProgram() {
-    GpuNetworkState& g = *m_gpu;
-    if (g.program) return;
-    try {
-        g.device = gpu::openGpuDevice(gpu::parseGpuApi(g.api), 0);
-        g.program = g.device->load(g.module);
-        for (size_t b = 0; b < g.argNodes.size(); ++b) {
-            const ExecNode& n = m_graph.nodes[size_t(g.argNodes[b])];
-            if (n.kind != ExecNode::Kind::Param) continue;
-            const NamedArray& a = m_params.at(n.name);
-            g.program->write(int(b), 0, a.data.data(), int64_t(a.data.size()));
-        }
-    } catch (const gpu::GpuError& e) {
-        g.program.reset();
-        g.device.reset();
-        throw UserError("the " + g.api + " network for " + m_report.target + " cannot run here: " + e.what());
+gpu::GpuMeasureResult CompiledModule::runGpu(const gpu::GpuMeasureOptions& o, bool returnOutputs) const {
+    const GpuNetworkState& g = *m_gpu;
+    gpu::GpuCheck data;  // only inputs: the arguments' contents
+    data.inputs.resize(g.argNodes.size());
+    std::vector<int> outputs;
+    for (size_t b = 0; b < g.argNodes.size(); ++b) {
+        const ExecNode& n = m_graph.nodes[size_t(g.argNodes[b])];
+        if (n.kind == ExecNode::Kind::Param) data.inputs[b] = m_params.at(n.name).data;
+        for (size_t i = 0; i < m_graph.inputs.size(); ++i)
+            if (m_graph.inputs[i] == g.argNodes[b] && i < g.lastInputs.size()) data.inputs[b] = g.lastInputs[i].data;
+        for (int o2 : m_graph.outputs)
+            if (o2 == g.argNodes[b] && returnOutputs) outputs.push_back(int(b));
     }
-}
-CompiledModule::CompiledModule(CompiledModule&&) noexcept = default;
-CompiledModule& CompiledModule::operator=(CompiledModule&&) noexcept = default;
-
-GraphRuntime& CompiledModule::runtime() {
-    TB_USER_CHECK(m_runtime) << "the network was compiled for " << m_report.target
-                             << " without loading it (a cross-compiled module runs on its device, not here)";
-    return *m_runtime;
+    // In tunebench-gpu-worker: this process links LLVM, which the OpenCL/CUDA runtimes must not
+    // share a process with (measure/gpu_worker_client.h). A network gets a generous deadline.
+    gpu::GpuMeasureResult r = measure::measureGpuModuleInWorker(gpu::parseGpuApi(g.api), 0, g.module, o, &data, 3600, outputs);
+    TB_USER_CHECK(r.ok()) << "the " << g.api << " network for " << m_report.target << " failed on this machine's device: "
+                          << r.errorMsg;
+    return r;
 }
 
 std::vector<te::Buffer> CompiledModule::run(const std::vector<te::Buffer>& inputs) {
     if (m_gpu) {
         TB_USER_CHECK(inputs.size() == m_graph.inputs.size())
             << "the network has " << m_graph.inputs.size() << " inputs, got " << inputs.size();
-        ensureGpuProgram();
-        GpuNetworkState& g = *m_gpu;
-        auto argOf = [&](int node) {
-            for (size_t b = 0; b < g.argNodes.size(); ++b)
-                if (g.argNodes[b] == node) return int(b);
-            throw InternalError("node " + std::to_string(node) + " has no argument buffer");
-        };
-        try {
-            for (size_t i = 0; i < inputs.size(); ++i) {
-                const ExecNode& n = m_graph.nodes[size_t(m_graph.inputs[i])];
-                TB_USER_CHECK(inputs[i].shape == n.shape) << "input '" << n.name << "' has the wrong shape";
-                g.program->write(argOf(m_graph.inputs[i]), 0, inputs[i].data.data(), int64_t(inputs[i].data.size()));
-            }
-            g.program->runTimed(1);
-            std::vector<te::Buffer> out;
-            for (int o : m_graph.outputs) {
-                const ExecNode& n = m_graph.nodes[size_t(o)];
-                te::Buffer b{n.shape, std::vector<float>(size_t(n.numElements()))};
-                g.program->read(argOf(o), 0, b.data.data(), n.numElements());
-                out.push_back(std::move(b));
-            }
-            return out;
-        } catch (const gpu::GpuError& e) {
-            throw UserError("the " + g.api + " network failed on the device: " + std::string(e.what()));
+        for (size_t i = 0; i < inputs.size(); ++i) {
+            const ExecNode& n = m_graph.nodes[size_t(m_graph.inputs[i])];
+            TB_USER_CHECK(inputs[i].shape == n.shape) << "input '" << n.name << "' has the wrong shape";
         }
+        m_gpu->lastInputs = inputs;
+        gpu::GpuMeasureOptions o;
+        o.number = 1;
+        o.repeat = 1;
+        o.minRepeatMs = 0;
+        const gpu::GpuMeasureResult r = runGpu(o, true);
+        std::vector<te::Buffer> out;
+        for (int node : m_graph.outputs) {
+            for (size_t b = 0; b < m_gpu->argNodes.size(); ++b)
+                if (m_gpu->argNodes[b] == node) out.push_back(te::Buffer{m_graph.nodes[size_t(node)].shape, r.outputs.at(b)});
+        }
+        return out;
     }
     GraphRuntime& rt = runtime();
     TB_USER_CHECK(inputs.size() == rt.numInputs())
@@ -402,14 +383,12 @@ BenchmarkResult CompiledModule::benchmark(int repeat, int number, double minRepe
     o.number = std::max(1, number);
     o.minRepeatMs = minRepeatMs;
     if (m_gpu) {
-        ensureGpuProgram();
-        gpu::GpuProgram& p = *m_gpu->program;
-        try {
-            p.runTimed(1);  // warm-up (the time evaluator's first call)
-            return BenchmarkResult::fromResults(measure::timeEvaluateRounds([&p](int n) { return p.runTimed(n); }, o));
-        } catch (const gpu::GpuError& e) {
-            throw UserError("the " + m_gpu->api + " network failed on the device: " + std::string(e.what()));
-        }
+        // TVM's time evaluator on the device (warm-up, then repeat rounds of number runs).
+        gpu::GpuMeasureOptions go;
+        go.number = o.number;
+        go.repeat = o.repeat;
+        go.minRepeatMs = o.minRepeatMs;
+        return BenchmarkResult::fromResults(runGpu(go, false).costs);
     }
     GraphRuntime& rt = runtime();
     return BenchmarkResult::fromResults(measure::timeEvaluate([&rt] { rt.run(); }, o));

@@ -115,15 +115,22 @@ struct BuildReport {
 };
 
 struct GpuNetworkState;
+}  // namespace tb::runtime
+namespace tb::gpu {
+struct GpuMeasureOptions;
+struct GpuMeasureResult;
+}  // namespace tb::gpu
+namespace tb::runtime {
 
 /// A compiled network, loaded and ready to run (TVM's GraphModule).
 ///
 /// GPU targets (`cuda`, `opencl`): the network is one codegen::GpuModule (gpuModule()): every fused
 /// group's kernels, launched in execution order over the buffers of the memory plan, the inputs,
 /// params and outputs first (its arguments: gpuArgumentNodes()). run() and benchmark() open the
-/// first device of the target's API on this machine (measure/gpu_device.h: PoCL or an NVIDIA GPU),
-/// compile the source once, copy the params once and time with device events; a device module
-/// runs elsewhere by sending gpuModule() to a GPU device server.
+/// first device of the target's API on this machine (measure/gpu_device.h: PoCL or an NVIDIA GPU)
+/// in tunebench-gpu-worker (measure/gpu_worker_client.h), which compiles the source, copies the
+/// params and inputs and times with device events; a device elsewhere gets gpuModule() through a
+/// GPU device server (network_eval.h runGpuNetworkOnDevice).
 class CompiledModule {
 public:
     ~CompiledModule();
@@ -171,7 +178,7 @@ private:
     std::unique_ptr<GraphRuntime> m_runtime;
     ExecGraph m_graph;  // the executable graph of a module that is not runnable(), or a GPU module's
     std::unique_ptr<GpuNetworkState> m_gpu;  // GPU targets only
-    void ensureGpuProgram();
+    gpu::GpuMeasureResult runGpu(const gpu::GpuMeasureOptions& o, bool returnOutputs) const;
 };
 
 /// Compiles `g` (see the file comment). Throws UserError for a target that does not run here (unless
