@@ -139,6 +139,19 @@ std::vector<StageRefName> StateBuilder::computeStagesAfter(const StageRefName& s
     return out;
 }
 
+std::vector<StageRefName> StateBuilder::inlineFusedAfter(const StageRefName& stage) {
+    const auto after = computeStagesAfter(stage);
+    for (size_t i = 0; i + 1 < after.size(); ++i) computeInline(after[i]);
+    return after;
+}
+
+std::string StateBuilder::inputName(const StageRefName& stage, std::size_t i) const {
+    const auto inputs = m_state.stage(stageId(stage)).op->inputTensors();
+    TB_USER_CHECK(i < inputs.size()) << "template schedule: stage '" << stage.name << "' reads " << inputs.size()
+                                     << " tensors, not " << i + 1;
+    return inputs[i].name();
+}
+
 bool StateBuilder::hasStage(const StageRefName& stage) const {
     int seen = 0;
     for (const auto& st : m_state.stages())

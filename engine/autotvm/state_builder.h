@@ -60,6 +60,13 @@ public:
     /// The compute stages after `stage` in stage order (for a network kernel: the ops fused after
     /// the template's output; the last one is the kernel's output).
     std::vector<StageRefName> computeStagesAfter(const StageRefName& stage) const;
+    /// TVM's traverse_inline before a template's schedule on a network kernel: inlines every
+    /// compute stage after `stage` except the last (the group's output). Returns the stages after
+    /// `stage` (empty when `stage` is the output).
+    std::vector<StageRefName> inlineFusedAfter(const StageRefName& stage);
+    /// The op name of the `i`-th tensor `stage` reads (TVM `op.input_tensors[i]`); throws
+    /// tb::UserError when it reads fewer.
+    std::string inputName(const StageRefName& stage, std::size_t i) const;
     /// True if the DAG has the stage.
     bool hasStage(const StageRefName& stage) const;
     /// The loop names of a stage, outermost first.

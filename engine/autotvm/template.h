@@ -57,6 +57,9 @@ namespace tb::autotvm {
 struct TemplateInstance {
     std::shared_ptr<const te::ComputeDAG> dag;
     State state;
+    /// TVM `cfg.add_flop`: the FLOPs the template declares (winograd counts the direct
+    /// convolution's), or 0 to count them on the DAG.
+    double flop = 0;
 };
 
 /// One AutoTVM template (stateless; shared by all tasks that use it).
