@@ -106,7 +106,7 @@ void StateBuilder::applyAnnotate(const StageRefName& stage, const std::vector<st
         const std::string& ann = entity.anns[i];
         if (ann == "none") continue;
         if (ann == "unroll") {
-            TB_USER_CHECK(!maxUnroll || axisLens.at(i) <= maxUnroll) << "Too large factor for unrolling";
+            TB_USER_CHECK(!m_strict || !maxUnroll || axisLens.at(i) <= maxUnroll) << "Too large factor for unrolling";
             annotate(stage, iters[i], IteratorAnnotation::Unroll);
         } else if (ann == "vec") {
             annotate(stage, iters[i], IteratorAnnotation::Vectorize);

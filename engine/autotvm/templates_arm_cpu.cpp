@@ -197,6 +197,7 @@ State conv2dNchwSpatialPackFused(const TaskArgs& args, const ConfigEntity& cfg,
                                  const std::shared_ptr<const te::ComputeDAG>& dag) {
     const SpatialPackGeom g = spatialPackGeom(args, cfg);
     StateBuilder b(dag);
+    b.ignoreConfigErrors();
     const StageRefName O{"output_unpack", 0};
     const auto after = b.inlineFusedAfter(O);
     scheduleSpatialPack(b, cfg, g, after.empty() ? O : after.back());
@@ -342,6 +343,7 @@ State conv2dNchwWinogradFused(const TaskArgs& args, const ConfigEntity& cfg,
                               const std::shared_ptr<const te::ComputeDAG>& dag) {
     winogradGeom(args, cfg);
     StateBuilder b(dag);
+    b.ignoreConfigErrors();
     const StageRefName O{"output", 0};
     const auto after = b.inlineFusedAfter(O);
     scheduleWinograd(b, cfg, after.empty() ? O : after.back());
@@ -411,6 +413,7 @@ TemplateInstance depthwiseConv2dNchwInstance(const TaskArgs& args, const ConfigE
 State depthwiseConv2dNchwFused(const TaskArgs& args, const ConfigEntity& cfg,
                                const std::shared_ptr<const te::ComputeDAG>& dag) {
     StateBuilder b(dag);
+    b.ignoreConfigErrors();
     const StageRefName C{"DepthwiseConv2d", 0};
     const auto after = b.inlineFusedAfter(C);
     scheduleDepthwise(b, args, cfg, C, after.empty() ? C : after.back());
