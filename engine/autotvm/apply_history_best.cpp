@@ -54,14 +54,19 @@ std::optional<graph::AlterLayoutOptions::ArmCpuConv> ApplyHistoryBest::armCpuCon
                                     pairOf(conv.attrs.getInts("strides", {1, 1})) == one &&
                                     pairOf(conv.attrs.getInts("dilation", {1, 1})) == one;
     // select_implementation: the fastest record among the implementations, else the highest plevel.
-    const DispatchedConfig sp = query(kSpatialPack, args);
-    graph::AlterLayoutOptions::ArmCpuConv choice{false, sp.config.split("tile_co").size.back()};
-    if (winogradApplicable) {
-        const DispatchedConfig wg = query(kWinograd, args);
-        if (!wg.isFallback() && (sp.isFallback() || wg.record->meanCost() < sp.record->meanCost()))
-            choice = {true, wg.config.split("tile_k").size.back()};
+    // A conv the templates cannot take (their space refuses the args) stays as it is.
+    try {
+        const DispatchedConfig sp = query(kSpatialPack, args);
+        graph::AlterLayoutOptions::ArmCpuConv choice{false, sp.config.split("tile_co").size.back()};
+        if (winogradApplicable) {
+            const DispatchedConfig wg = query(kWinograd, args);
+            if (!wg.isFallback() && (sp.isFallback() || wg.record->meanCost() < sp.record->meanCost()))
+                choice = {true, wg.config.split("tile_k").size.back()};
+        }
+        return choice;
+    } catch (const UserError&) {
+        return std::nullopt;
     }
-    return choice;
 }
 
 std::optional<ExtractedTask> ApplyHistoryBest::implementationOf(const graph::Graph& g,

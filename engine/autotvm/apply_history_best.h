@@ -80,7 +80,8 @@ public:
 
     /// For graph::AlterLayoutOptions::armCpuConv on an arm_cpu target: the arm_cpu template TVM's
     /// select_implementation picks for an NCHW, OIHW, groups-1 conv2d (data NCHW and kernel OIHW
-    /// shapes) and its packing factor; nullopt on a non-arm_cpu target.
+    /// shapes) and its packing factor; nullopt on a non-arm_cpu target or for a conv whose args
+    /// the templates refuse (it keeps nn.conv2d and the build's default schedule).
     std::optional<graph::AlterLayoutOptions::ArmCpuConv> armCpuConv(const graph::Node& conv,
                                                                     const std::vector<std::int64_t>& data,
                                                                     const std::vector<std::int64_t>& kernel) const;

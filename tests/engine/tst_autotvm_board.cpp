@@ -31,6 +31,7 @@
 #include "engine/record/record_io.h"
 #include "engine/rpc/tracker.h"
 #include "engine/rpc/tracker_client.h"
+#include "tests/engine/test_cli_util.h"
 
 using namespace tb;
 
@@ -40,26 +41,8 @@ const char* const kArmTarget = "llvm -device=arm_cpu -mtriple=aarch64-linux-gnu 
 const char* const kQemu = "qemu-aarch64-static";
 const char* const kClsModel = "../shared/data/models/ppocr/ch_ppocr_mobile_v2.0_cls_infer.onnx";
 
-struct CliResult {
-    int exitCode = -1;
-    QString out, err;
-};
-
-CliResult runCli(const QStringList& args, int timeoutMs) {
-    QProcess p;
-    p.start(QStringLiteral(TB_CLI_PATH), args);
-    CliResult r;
-    if (!p.waitForFinished(timeoutMs)) {
-        p.kill();
-        p.waitForFinished(5000);
-        r.err = QStringLiteral("tunebench-cli did not finish in time");
-        return r;
-    }
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
+using test::CliResult;
+using test::runCli;
 
 }  // namespace
 
@@ -71,17 +54,7 @@ class TestAutotvmBoard : public QObject {
     QString m_missing;  // why the test is skipped (empty: it runs)
     QTemporaryDir m_dir;
 
-    int freeBoards() const {
-        try {
-            rpc::ConnectOptions co;
-            co.retryTimeoutMs = 0;
-            const auto s = rpc::TrackerSession::connect("127.0.0.1", m_tracker->port(), co).summary();
-            const auto* q = s.queue(m_key);
-            return q ? int(q->free) : 0;
-        } catch (const rpc::RpcError&) {
-            return -1;
-        }
-    }
+    int freeBoards() const { return test::freeServers(m_tracker->port(), m_key); }
 
     QStringList fleet() const {
         return {QStringLiteral("--runner"), QStringLiteral("rpc"), QStringLiteral("--tracker"),
