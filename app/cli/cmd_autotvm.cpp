@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `tunebench-cli autotvm tune|pick-best`: AutoTVM on one task, as TVM's tune_relay_x86 tutorial
 // tunes each task (engine/autotvm).
-//   autotvm tune (--template NAME --args JSON | --network NAME [--batch N]) [--tuner NAME]
+//   autotvm tune (--template NAME --args JSON | --network NAME [--batch N] | --onnx FILE [--shape B])
+//                [--tasks I,J,...] [--tuner NAME]
 //                [--n-trial N] [--early-stopping N] [--log FILE] [--target T]
 //                [--n-parallel N] [--number N] [--repeat N] [--min-repeat-ms MS] [--timeout S]
 //                [--seed N] [--runner local|rpc --tracker HOST:PORT --key KEY]
@@ -10,16 +11,18 @@
 //        xgb_rank_binary..., ga, random, gridsearch; autotvm/tuner.h makeTuner)
 //        prints TVM's progress line ("[Task  1/ 1]  Current/Best: ... GFLOPS | Progress: (i/n) |
 //        t s") and appends one v0.2 record per measured config to the log (flushed per record);
-//        --network tunes each extracted x86 task in turn (autotvm/task_extraction.h) with
-//        n_trial = min(N, space size), as TVM's tune_relay_x86 tutorial does;
+//        --network / --onnx (kept NCHW) tunes each extracted task (x86, or arm_cpu for
+//        -device=arm_cpu; autotvm/task_extraction.h) in turn with n_trial = min(N, space size),
+//        as TVM's tune_relay_x86 / tune_relay_arm tutorials do; --tasks keeps only those numbers;
 //        --transfer-learning: before each task, the records already in --log (of any task of the
 //        same template) train the XGB tuner's base model (TVM tuner.load_history, as the
 //        tutorials' use_transfer_learning), if at least --min-seed-records (TVM: 500) are usable
 //   autotvm pick-best -i IN [-o OUT]   TVM `autotvm.record.pick_best` (default OUT = IN.best.log)
-//   autotvm tasks --network NAME [--batch N] [--target T]
+//   autotvm tasks (--network NAME [--batch N] | --onnx FILE [--shape B]) [--target T]
 //        the tasks TVM's autotvm.task.extract_from_program lists for the NCHW network on the
 //        target (x86, or arm_cpu for `-device=arm_cpu`): template, FLOPs, space size, args
 #include <QCommandLineParser>
+#include <QFileInfo>
 
 #include <algorithm>
 #include <chrono>
@@ -99,14 +102,18 @@ int runAutotvmTune(const QStringList& args) {
     add("seed", "random seed of the tuner", "n", "0");
     add("network", "tune every AutoTVM task of a zoo network (NCHW), instead of --template/--args", "name");
     add("batch", "batch size of --network", "n", "1");
+    add("onnx", "tune every AutoTVM task of an ONNX model (kept NCHW), instead of --template/--args", "file");
+    add("shape", "an --onnx input shape binding, e.g. x=1,3,224,224 (repeatable)", "name=dims");
+    add("tasks", "with --network/--onnx: tune only these tasks, numbered 1.. in extraction order, e.g. 1,3", "list");
     p.addOption({QStringLiteral("transfer-learning"),
                  QStringLiteral("before each task, fit the XGB tuner's base model on the records in --log "
                                 "(TVM load_history)")});
     add("min-seed-records", "records --transfer-learning needs to use the history (TVM: 500)", "n", "500");
     if (const auto rc = parseOrExit(p, args)) return *rc;
-    const bool network = p.isSet(QStringLiteral("network"));
+    const bool network = p.isSet(QStringLiteral("network")) || p.isSet(QStringLiteral("onnx"));
     TB_USER_CHECK(network != (p.isSet(QStringLiteral("template")) || p.isSet(QStringLiteral("args"))))
-        << "autotvm tune needs either --network or --template with --args";
+        << "autotvm tune needs either --network (or --onnx) or --template with --args";
+    TB_USER_CHECK(network || !p.isSet(QStringLiteral("tasks"))) << "--tasks selects among the tasks of --network/--onnx";
 
     // The target as the auto-scheduler's `tune` resolves it and writes it into records.
     const tuning::ResolvedTarget resolved = tuning::resolveTarget(p.value(QStringLiteral("target")).toStdString());
@@ -130,8 +137,11 @@ int runAutotvmTune(const QStringList& args) {
     if (network) {
         tuning::NetworkSource src;
         src.zooName = p.value(QStringLiteral("network")).toStdString();
+        src.onnxPath = p.value(QStringLiteral("onnx")).toStdString();
+        for (const QString& s : p.values(QStringLiteral("shape"))) src.shapes.push_back(s.toStdString());
         src.batch = intOption(p, QStringLiteral("batch"));
         src.layout = "NCHW";
+        if (!src.onnxPath.empty()) src.zooName = QFileInfo(QString::fromStdString(src.onnxPath)).fileName().toStdString();
         const autotvm::ExtractedTasks ex = autotvm::extractTasks(tuning::loadNetwork(src), resolved.recordString);
         std::string skipped;
         if (!ex.notInstantiable.empty())
@@ -140,6 +150,19 @@ int runAutotvmTune(const QStringList& args) {
         std::fprintf(stdout, "Extracted %zu AutoTVM tasks from %s (NCHW, batch %lld)%s\n", ex.tasks.size(),
                      src.zooName.c_str(), static_cast<long long>(src.batch), skipped.c_str());
         tasks = ex.tasks;
+        if (p.isSet(QStringLiteral("tasks"))) {
+            std::vector<autotvm::ExtractedTask> chosen;
+            for (const QString& item : p.value(QStringLiteral("tasks")).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+                bool ok = false;
+                const int i = item.trimmed().toInt(&ok);
+                TB_USER_CHECK(ok && i >= 1 && i <= int(tasks.size()))
+                    << "--tasks: '" << item.toStdString() << "' is not a task number 1.." << tasks.size();
+                chosen.push_back(tasks[size_t(i - 1)]);
+            }
+            tasks = std::move(chosen);
+            std::fprintf(stdout, "Tuning %zu of them (--tasks %s)\n", tasks.size(),
+                         p.value(QStringLiteral("tasks")).toStdString().c_str());
+        }
     } else {
         TB_USER_CHECK(p.isSet(QStringLiteral("template")) && p.isSet(QStringLiteral("args")))
             << "autotvm tune needs --template and --args";
@@ -245,11 +268,18 @@ int runAutotvmTasks(const QStringList& args) {
     p.addOption({QStringLiteral("target"),
                  QStringLiteral("TVM target string (default: this CPU); -device=arm_cpu selects the arm_cpu strategy"),
                  QStringLiteral("target"), QString()});
+    p.addOption({QStringLiteral("onnx"), QStringLiteral("an ONNX model (kept NCHW) instead of --network"), QStringLiteral("file")});
+    p.addOption({QStringLiteral("shape"), QStringLiteral("an --onnx input shape binding, e.g. x=1,3,224,224"),
+                 QStringLiteral("name=dims")});
     if (const auto rc = parseOrExit(p, args)) return *rc;
-    TB_USER_CHECK(p.isSet(QStringLiteral("network"))) << "autotvm tasks needs --network";
+    TB_USER_CHECK(p.isSet(QStringLiteral("network")) || p.isSet(QStringLiteral("onnx")))
+        << "autotvm tasks needs --network or --onnx";
     const std::string target = tuning::resolveTarget(p.value(QStringLiteral("target")).toStdString()).recordString;
     tuning::NetworkSource src;
     src.zooName = p.value(QStringLiteral("network")).toStdString();
+    src.onnxPath = p.value(QStringLiteral("onnx")).toStdString();
+    for (const QString& s : p.values(QStringLiteral("shape"))) src.shapes.push_back(s.toStdString());
+    if (!src.onnxPath.empty()) src.zooName = QFileInfo(QString::fromStdString(src.onnxPath)).fileName().toStdString();
     src.batch = intOption(p, QStringLiteral("batch"));
     src.layout = "NCHW";
     const autotvm::ExtractedTasks ex = autotvm::extractTasks(tuning::loadNetwork(src), target);

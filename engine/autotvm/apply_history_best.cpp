@@ -7,7 +7,7 @@ namespace tb::autotvm {
 
 ApplyHistoryBest::ApplyHistoryBest(const std::vector<record::AutoTvmRecord>& records, std::string target,
                                    int simdLanes)
-    : m_target(std::move(target)), m_simdLanes(simdLanes) {
+    : m_target(std::move(target)), m_simdLanes(simdLanes), m_armCpu(isArmCpuTarget(m_target)) {
     for (const auto& r : records)
         if (!r.isV01()) m_best.add(r);
 }
@@ -32,15 +32,72 @@ std::optional<std::pair<std::int64_t, std::int64_t>> ApplyHistoryBest::nchwcBloc
     return std::make_pair(d.config.split("tile_ic").size.back(), d.config.split("tile_oc").size.back());
 }
 
+namespace {
+
+constexpr const char* kSpatialPack = "conv2d_nchw_spatial_pack.arm_cpu";
+constexpr const char* kWinograd = "conv2d_nchw_winograd.arm_cpu";
+constexpr const char* kDepthwise = "depthwise_conv2d_nchw.arm_cpu";
+constexpr const char* kWinogradOp = "nn.contrib_conv2d_winograd_without_weight_transform";
+
+std::vector<std::int64_t> pairOf(const std::vector<std::int64_t>& v) {
+    return v.size() == 1 ? std::vector<std::int64_t>{v[0], v[0]} : v;
+}
+
+}  // namespace
+
+std::optional<graph::AlterLayoutOptions::ArmCpuConv> ApplyHistoryBest::armCpuConv(
+    const graph::Node& conv, const std::vector<std::int64_t>& data, const std::vector<std::int64_t>& kernel) const {
+    if (!m_armCpu) return std::nullopt;
+    const nlohmann::ordered_json args = armCpuConvTaskArgs(data, kernel, conv.attrs);
+    const std::vector<std::int64_t> one{1, 1};
+    const bool winogradApplicable = kernel.size() == 4 && kernel[2] == 3 && kernel[3] == 3 &&
+                                    pairOf(conv.attrs.getInts("strides", {1, 1})) == one &&
+                                    pairOf(conv.attrs.getInts("dilation", {1, 1})) == one;
+    // select_implementation: the fastest record among the implementations, else the highest plevel.
+    // A conv the templates cannot take (their space refuses the args) stays as it is.
+    try {
+        const DispatchedConfig sp = query(kSpatialPack, args);
+        graph::AlterLayoutOptions::ArmCpuConv choice{false, sp.config.split("tile_co").size.back()};
+        if (winogradApplicable) {
+            const DispatchedConfig wg = query(kWinograd, args);
+            if (!wg.isFallback() && (sp.isFallback() || wg.record->meanCost() < sp.record->meanCost()))
+                choice = {true, wg.config.split("tile_k").size.back()};
+        }
+        return choice;
+    } catch (const UserError&) {
+        return std::nullopt;
+    }
+}
+
 std::optional<ExtractedTask> ApplyHistoryBest::implementationOf(const graph::Graph& g,
                                                                const graph::FusedGroup& group) const {
     using ojson = nlohmann::ordered_json;
     for (graph::NodeId id : group.nodes) {
         const graph::Node& n = g.node(id);
-        if (n.kind != graph::NodeKind::Op || (n.op != "nn.contrib_conv2d_NCHWc" && n.op != "nn.dense")) continue;
+        const bool armConv = m_armCpu && (n.op == "nn.conv2d" || n.op == kWinogradOp);
+        if (n.kind != graph::NodeKind::Op || (n.op != "nn.contrib_conv2d_NCHWc" && n.op != "nn.dense" && !armConv))
+            continue;
         const auto& d = g.node(n.inputs.at(0)).type;
         const auto& k = g.node(n.inputs.at(1)).type;
         if (d.dtype != graph::DType::Float32 || k.dtype != graph::DType::Float32) return std::nullopt;
+        if (armConv) {
+            if (d.shape.size() != 4 || n.attrs.getString("data_layout", "NCHW") != "NCHW") return std::nullopt;
+            const std::string kl = n.attrs.getString("kernel_layout", "OIHW");
+            const std::int64_t groups = n.attrs.getInt("groups", 1);
+            if (n.op == kWinogradOp) {
+                if (k.shape.size() != 5) return std::nullopt;
+                const std::vector<std::int64_t> kernel{k.shape[2] * k.shape[4], k.shape[3], 3, 3};
+                return ExtractedTask{kWinograd, armCpuConvTaskArgs(d.shape, kernel, n.attrs)};
+            }
+            if (groups == 1 && k.shape.size() == 5 && kl == "OIHW" + std::to_string(k.shape[4]) + "o") {
+                const std::vector<std::int64_t> kernel{k.shape[0] * k.shape[4], k.shape[1], k.shape[2], k.shape[3]};
+                return ExtractedTask{kSpatialPack, armCpuConvTaskArgs(d.shape, kernel, n.attrs)};
+            }
+            // TVM is_depthwise_conv2d: in channels == groups == out channels.
+            if (groups > 1 && kl == "OIHW" && k.shape.size() == 4 && groups == d.shape[1] && groups == k.shape[0])
+                return ExtractedTask{kDepthwise, armCpuConvTaskArgs(d.shape, k.shape, n.attrs)};
+            return std::nullopt;
+        }
         if (n.op == "nn.dense") {
             if (d.shape.size() != 2 || k.shape.size() != 2) return std::nullopt;
             const ojson args = ojson::array({ojson::array({"TENSOR", d.shape, "float32"}),
@@ -71,8 +128,11 @@ std::optional<ExtractedTask> ApplyHistoryBest::implementationOf(const graph::Gra
 graph::OpImplementation ApplyHistoryBest::opImplementation(const ExtractedTask& task) const {
     const DispatchedConfig d = query(task.taskName, task.args);
     if (!d.tmpl->hasNetworkCompute()) return {};
-    return [d](const graph::Node& n, const std::vector<te::Tensor>& inputs) -> std::optional<te::Tensor> {
-        if (n.op != "nn.dense") return std::nullopt;
+    const std::string anchorOp = task.taskName == kSpatialPack ? "nn.conv2d"
+                                 : task.taskName == kWinograd  ? kWinogradOp
+                                                               : "nn.dense";
+    return [d, anchorOp](const graph::Node& n, const std::vector<te::Tensor>& inputs) -> std::optional<te::Tensor> {
+        if (n.op != anchorOp) return std::nullopt;
         return d.tmpl->networkCompute(TaskArgs(d.tmpl->name(), d.args), d.config, inputs);
     };
 }

@@ -20,8 +20,17 @@
 /// else the template's fallback config (Template::fallbackConfig: TVM's FallbackConfigEntity with
 /// the template's `cfg.is_fallback` defaults).
 ///
-/// Covered: conv2d_NCHWc.x86 (NCHW, groups 1, float32) and dense_pack.x86 / dense_nopack.x86
-/// (implementationOf). Depthwise convs are not AutoTVM workloads here (no instantiation of
+/// On an arm_cpu target (isArmCpuTarget) the conv side follows TVM's arm_cpu strategy and
+/// python/tvm/topi/arm_cpu/conv2d_alter_op.py instead: armCpuConv() (plugged into
+/// graph::AlterLayoutOptions::armCpuConv) picks, per NCHW groups-1 conv, the faster of the
+/// conv2d_nchw_spatial_pack.arm_cpu and conv2d_nchw_winograd.arm_cpu records (winograd only for
+/// 3x3 stride-1 undilated convs; with no record, spatial_pack, the higher plevel 10 > 5), and
+/// AlterOpLayout pre-packs the kernel (OIHW{VC}o) or pre-transforms it for winograd; FoldConstant
+/// folds either. Depthwise convs keep nn.conv2d and use depthwise_conv2d_nchw.arm_cpu.
+///
+/// Covered: conv2d_NCHWc.x86 (NCHW, groups 1, float32), dense_pack.x86 / dense_nopack.x86
+/// (implementationOf, also on arm_cpu, as task extraction offers them), and the three arm_cpu
+/// templates. Depthwise convs are not AutoTVM workloads here (no instantiation of
 /// depthwise_conv2d_NCHWc.x86): they keep the fallback blocking and the build's default schedule.
 /// Difference: TVM's _alter_dense_layout makes dense_pack's packed weight a constant; here the
 /// group packs it (the template's packed_weight stage), so the weight is repacked on every run.
@@ -69,17 +78,32 @@ public:
                                                                      const std::vector<std::int64_t>& data,
                                                                      const std::vector<std::int64_t>& kernel) const;
 
+    /// For graph::AlterLayoutOptions::armCpuConv on an arm_cpu target: the arm_cpu template TVM's
+    /// select_implementation picks for an NCHW, OIHW, groups-1 conv2d (data NCHW and kernel OIHW
+    /// shapes) and its packing factor; nullopt on a non-arm_cpu target or for a conv whose args
+    /// the templates refuse (it keeps nn.conv2d and the build's default schedule).
+    std::optional<graph::AlterLayoutOptions::ArmCpuConv> armCpuConv(const graph::Node& conv,
+                                                                    const std::vector<std::int64_t>& data,
+                                                                    const std::vector<std::int64_t>& kernel) const;
+    /// True when the target is arm_cpu (`-device=arm_cpu` or the arm_cpu key).
+    bool armCpu() const { return m_armCpu; }
+
     /// TVM select_implementation for the anchor op of a fused group of the altered graph, as the
     /// AutoTVM task whose template computes and schedules it, or nullopt when the group has none:
     ///   - nn.contrib_conv2d_NCHWc (groups 1, float32): conv2d_NCHWc.x86 with the NCHW args of the
     ///     conv it came from (data (N, C/c, H, W, c) -> (N, C, H, W), kernel (O/o, I/i, KH, KW, i,
     ///     o) -> (O, I, KH, KW)), the workload TVM's records name;
     ///   - nn.dense (2-D, float32): of dense_nopack.x86 and dense_pack.x86, the one whose best
-    ///     record is fastest, or, with no record for either, dense_pack.x86 (the higher plevel).
+    ///     record is fastest, or, with no record for either, dense_pack.x86 (the higher plevel);
+    ///   - arm_cpu: nn.conv2d with an OIHW{VC}o kernel: conv2d_nchw_spatial_pack.arm_cpu;
+    ///     NCHW nn.contrib_conv2d_winograd_without_weight_transform: conv2d_nchw_winograd.arm_cpu;
+    ///     a depthwise NCHW nn.conv2d: depthwise_conv2d_nchw.arm_cpu; each with the args of the
+    ///     OIHW conv it came from (armCpuConvTaskArgs), the workload TVM's records name.
     std::optional<ExtractedTask> implementationOf(const graph::Graph& g, const graph::FusedGroup& group) const;
     /// The lowering hook that gives a group's anchor op the compute of `task`'s template under its
-    /// config (Template::networkCompute), for graph::lowerGroup; empty when the template's compute
-    /// is the op registry's (conv2d_NCHWc).
+    /// config (Template::networkCompute: dense_nopack/dense_pack on nn.dense, the arm_cpu
+    /// spatial_pack on nn.conv2d, winograd on its op), for graph::lowerGroup; empty when the
+    /// template's compute is the op registry's (conv2d_NCHWc, depthwise_conv2d_nchw).
     graph::OpImplementation opImplementation(const ExtractedTask& task) const;
 
     const std::string& target() const { return m_target; }
@@ -90,6 +114,7 @@ private:
     record::AutoTvmHistoryBest m_best;
     std::string m_target;
     int m_simdLanes;
+    bool m_armCpu = false;
 };
 
 }  // namespace tb::autotvm

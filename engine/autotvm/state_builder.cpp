@@ -106,7 +106,7 @@ void StateBuilder::applyAnnotate(const StageRefName& stage, const std::vector<st
         const std::string& ann = entity.anns[i];
         if (ann == "none") continue;
         if (ann == "unroll") {
-            TB_USER_CHECK(!maxUnroll || axisLens.at(i) <= maxUnroll) << "Too large factor for unrolling";
+            TB_USER_CHECK(!m_strict || !maxUnroll || axisLens.at(i) <= maxUnroll) << "Too large factor for unrolling";
             annotate(stage, iters[i], IteratorAnnotation::Unroll);
         } else if (ann == "vec") {
             annotate(stage, iters[i], IteratorAnnotation::Vectorize);
@@ -137,6 +137,19 @@ std::vector<StageRefName> StateBuilder::computeStagesAfter(const StageRefName& s
         out.push_back({stages[i]->op->name, occurrence});
     }
     return out;
+}
+
+std::vector<StageRefName> StateBuilder::inlineFusedAfter(const StageRefName& stage) {
+    const auto after = computeStagesAfter(stage);
+    for (size_t i = 0; i + 1 < after.size(); ++i) computeInline(after[i]);
+    return after;
+}
+
+std::string StateBuilder::inputName(const StageRefName& stage, std::size_t i) const {
+    const auto inputs = m_state.stage(stageId(stage)).op->inputTensors();
+    TB_USER_CHECK(i < inputs.size()) << "template schedule: stage '" << stage.name << "' reads " << inputs.size()
+                                     << " tensors, not " << i + 1;
+    return inputs[i].name();
 }
 
 bool StateBuilder::hasStage(const StageRefName& stage) const {

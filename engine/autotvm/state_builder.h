@@ -47,7 +47,7 @@ public:
     StageRefName cacheRead(const StageRefName& stage, const std::string& scope, const std::vector<StageRefName>& readers);
     /// `AnnotateEntity.apply(s, stage, axes, axis_lens, max_unroll)`: "unroll" / "vec" / "none" per
     /// loop; throws tb::UserError (TVM's cfg.raise_error, an invalid config) when an unrolled
-    /// loop is longer than `maxUnroll` (0: no limit).
+    /// loop is longer than `maxUnroll` (0: no limit), unless ignoreConfigErrors() was called.
     void applyAnnotate(const StageRefName& stage, const std::vector<std::string>& iters, const AnnotateEntity& entity,
                        const std::vector<std::int64_t>& axisLens, std::int64_t maxUnroll = 0);
     /// `ReorderEntity.apply(s, stage, axes)`: reorder to axes[perm[0]], axes[perm[1]], ...
@@ -57,9 +57,21 @@ public:
     /// `s.cache_write(stage, scope)`: inserts stage `<name>.<scope>` before it.
     void cacheWrite(const StageRefName& stage, const std::string& scope);
 
+    /// For network kernels (relay.build under apply_history_best): TVM's cfg.raise_error only
+    /// records the error, which the builder of a tuning measurement turns into an invalid config;
+    /// a network build applies the schedule regardless (the loop is unrolled). After this call,
+    /// applyAnnotate does the same.
+    void ignoreConfigErrors() { m_strict = false; }
     /// The compute stages after `stage` in stage order (for a network kernel: the ops fused after
     /// the template's output; the last one is the kernel's output).
     std::vector<StageRefName> computeStagesAfter(const StageRefName& stage) const;
+    /// TVM's traverse_inline before a template's schedule on a network kernel: inlines every
+    /// compute stage after `stage` except the last (the group's output). Returns the stages after
+    /// `stage` (empty when `stage` is the output).
+    std::vector<StageRefName> inlineFusedAfter(const StageRefName& stage);
+    /// The op name of the `i`-th tensor `stage` reads (TVM `op.input_tensors[i]`); throws
+    /// tb::UserError when it reads fewer.
+    std::string inputName(const StageRefName& stage, std::size_t i) const;
     /// True if the DAG has the stage.
     bool hasStage(const StageRefName& stage) const;
     /// The loop names of a stage, outermost first.
@@ -72,6 +84,7 @@ private:
     int iterId(int stageId, const std::string& iter) const;
     std::shared_ptr<const te::ComputeDAG> m_dag;
     State m_state;
+    bool m_strict = true;
 };
 
 }  // namespace tb::autotvm::detail

@@ -22,7 +22,7 @@ Task Task::create(const std::string& taskName, const nlohmann::ordered_json& arg
     TB_USER_CHECK(task.space.size() > 0) << taskName << ": the config space is empty";
     // TVM counts the FLOPs on the program built while the space is collected: the first config.
     const TemplateInstance first = task.instantiate(task.space.get(0));
-    task.flop = first.dag->flopCount();
+    task.flop = first.flop > 0 ? first.flop : first.dag->flopCount();
     TB_USER_CHECK(task.flop > 0) << taskName << ": cannot count the FLOPs of the compute";
     return task;
 }

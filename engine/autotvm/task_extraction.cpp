@@ -65,9 +65,7 @@ ExtractedTasks extract(const graph::Graph& graph, bool arm) {
         const bool depthwise = groups > 1 && groups == data.shape[1] && groups == weight.shape[0];
         const auto strides = pair(a.getInts("strides", {1, 1}));
         const auto dilation = pair(a.getInts("dilation", {1, 1}));
-        // [data, kernel, strides, padding, dilation, out_dtype]: the arm_cpu templates' args.
-        ojson armArgs = ojson::array({tensorArg(data), tensorArg(weight), strides,
-                                      fourPads(a.getInts("padding", {0, 0})), dilation, "float32"});
+        const ojson armArgs = armCpuConvTaskArgs(data.shape, weight.shape, a);
         if (groups == 1) {
             if (arm) add("conv2d_nchw_spatial_pack.arm_cpu", armArgs);
             add("conv2d_NCHWc.x86", conv2dNCHWcTaskArgs(data.shape, weight.shape, a));
@@ -102,6 +100,13 @@ ExtractedTasks extractTasks(const graph::Graph& graph, const std::string& target
     TB_USER_CHECK(kind != "cuda" && kind != "opencl")
         << "target '" << target << "': AutoTVM task extraction follows the x86 and arm_cpu strategies only (no GPU templates yet)";
     return isArmCpuTarget(target) ? extractArmCpuTasks(graph) : extractX86Tasks(graph);
+}
+
+ojson armCpuConvTaskArgs(const std::vector<std::int64_t>& dataNCHW, const std::vector<std::int64_t>& kernelOIHW,
+                         const graph::Attrs& a) {
+    return ojson::array({ojson::array({"TENSOR", dataNCHW, "float32"}), ojson::array({"TENSOR", kernelOIHW, "float32"}),
+                         pair(a.getInts("strides", {1, 1})), fourPads(a.getInts("padding", {0, 0})),
+                         pair(a.getInts("dilation", {1, 1})), "float32"});
 }
 
 ojson conv2dNCHWcTaskArgs(const std::vector<std::int64_t>& dataNCHW, const std::vector<std::int64_t>& kernelOIHW,

@@ -43,7 +43,7 @@ struct ExtractedTask {
 struct ExtractedTasks {
     std::vector<ExtractedTask> tasks;  ///< distinct tasks whose templates run here, in TVM's order
     /// Distinct tasks TVM extracts whose templates have a space here but no instantiation
-    /// (e.g. depthwise_conv2d_NCHWc.x86, conv2d_nchw_winograd.arm_cpu), in TVM's order.
+    /// (e.g. depthwise_conv2d_NCHWc.x86), in TVM's order.
     std::vector<ExtractedTask> notInstantiable;
     std::vector<ExtractedTask> all;  ///< both, in TVM's order (what extract_from_program returns)
     int skippedOps = 0;  ///< conv2d/dense ops with no AutoTVM template here
@@ -65,5 +65,10 @@ ExtractedTasks extractTasks(const graph::Graph& graph, const std::string& target
 /// strides, padding and dilation from the conv's attrs.
 nlohmann::ordered_json conv2dNCHWcTaskArgs(const std::vector<std::int64_t>& dataNCHW,
                                            const std::vector<std::int64_t>& kernelOIHW, const graph::Attrs& attrs);
+/// The args of TVM's arm_cpu conv tasks (conv2d_nchw_spatial_pack, conv2d_nchw_winograd,
+/// depthwise_conv2d_nchw): [data NCHW, kernel OIHW, strides (2), padding (4), dilation (2),
+/// "float32"], from the conv's attrs.
+nlohmann::ordered_json armCpuConvTaskArgs(const std::vector<std::int64_t>& dataNCHW,
+                                          const std::vector<std::int64_t>& kernelOIHW, const graph::Attrs& attrs);
 
 }  // namespace tb::autotvm

@@ -29,8 +29,11 @@
 ///
 /// Instantiable (TVM v0.14 python/tvm/topi/x86/): `dense_nopack.x86`, `dense_pack.x86` (dense.py;
 /// bias = null only, float32) and `conv2d_NCHWc.x86` (conv2d.py with conv2d_avx_common.py /
-/// conv2d_avx_1x1.py; float32, groups 1). Compute in TVM's tuning mode (GLOBAL_SCOPE.in_tuning):
-/// packed weights/data are placeholders, as the tuned task measures them.
+/// conv2d_avx_1x1.py; float32, groups 1); (python/tvm/topi/arm_cpu/, float32)
+/// `conv2d_nchw_spatial_pack.arm_cpu` (conv2d_spatial_pack.py), `conv2d_nchw_winograd.arm_cpu`
+/// (conv2d.py, tile size 4) and `depthwise_conv2d_nchw.arm_cpu` (depthwise_conv2d.py). Compute in
+/// TVM's tuning mode (GLOBAL_SCOPE.in_tuning): packed weights/data (and winograd's transformed
+/// kernel U) are placeholders, as the tuned task measures them.
 ///
 /// Implemented (TVM v0.14, python/tvm/topi/): x86 `conv2d_NCHWc.x86`,
 /// `depthwise_conv2d_NCHWc.x86`, `dense_nopack.x86`, `dense_pack.x86`; ARM
@@ -57,6 +60,9 @@ namespace tb::autotvm {
 struct TemplateInstance {
     std::shared_ptr<const te::ComputeDAG> dag;
     State state;
+    /// TVM `cfg.add_flop`: the FLOPs the template declares (winograd counts the direct
+    /// convolution's), or 0 to count them on the DAG.
+    double flop = 0;
 };
 
 /// One AutoTVM template (stateless; shared by all tasks that use it).

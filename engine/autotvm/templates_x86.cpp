@@ -250,15 +250,10 @@ TemplateInstance densePackInstance(const TaskArgs& args, const ConfigEntity& cfg
 
 // Network kernels (schedule_dense_nopack / schedule_dense_pack): traverse_inline inlines the ops
 // between the template's output and the group's output, then the template's schedule.
-std::vector<StageRefName> inlineBetween(StateBuilder& b, const StageRefName& c) {
-    const auto after = b.computeStagesAfter(c);
-    for (size_t i = 0; i + 1 < after.size(); ++i) b.computeInline(after[i]);
-    return after;
-}
 
 State denseNopackFused(const TaskArgs&, const ConfigEntity& cfg, const std::shared_ptr<const te::ComputeDAG>& dag) {
     StateBuilder b(dag);
-    inlineBetween(b, {"compute", 1});
+    b.inlineFusedAfter({"compute", 1});
     scheduleDenseNopack(b, cfg);
     return b.finish().state;
 }
@@ -266,7 +261,7 @@ State denseNopackFused(const TaskArgs&, const ConfigEntity& cfg, const std::shar
 State densePackFused(const TaskArgs&, const ConfigEntity& cfg, const std::shared_ptr<const te::ComputeDAG>& dag) {
     StateBuilder b(dag);
     const StageRefName C{"compute", 0};
-    const auto after = inlineBetween(b, C);
+    const auto after = b.inlineFusedAfter(C);
     scheduleDensePack(b, cfg, after.empty() ? C : after.back());
     return b.finish().state;
 }
@@ -438,7 +433,7 @@ State conv2dNCHWcFused(const TaskArgs& args, const ConfigEntity& cfg, const std:
     const NCHWcShapes shapes = conv2dNCHWcShapes(args, cfg);
     StateBuilder b(dag);
     const StageRefName C{"conv2d_NCHWc", 0};
-    const auto after = inlineBetween(b, C);
+    const auto after = b.inlineFusedAfter(C);
     scheduleConv2dNCHWc(b, cfg, shapes, after.empty() ? C : after.back());
     return b.finish().state;
 }

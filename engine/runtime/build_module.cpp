@@ -478,6 +478,12 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
                                                          const std::vector<int64_t>& kernel) {
                 return d->nchwcBlocks(conv, data, kernel);
             };
+            // arm_cpu: TVM's arm_cpu _alter_conv2d_layout (spatial_pack pre-pack / winograd pre-transform).
+            if (autotvmDispatch->armCpu())
+                ao.armCpuConv = [d = autotvmDispatch.get()](const graph::Node& conv, const std::vector<int64_t>& data,
+                                                            const std::vector<int64_t>& kernel) {
+                    return d->armCpuConv(conv, data, kernel);
+                };
         } else {
             auto log = record::parseMeasureRecords(text);
             rep.logRecords = int(log.records.size());

@@ -44,6 +44,10 @@ private Q_SLOTS:
         QTest::newRow("spatial_pack 3x3 stride 2") << sp << QStringLiteral(R"([["TENSOR", [1, 4, 9, 9], "float32"], ["TENSOR", [8, 4, 3, 3], "float32"], [2, 2], [1, 1, 1, 1], [1, 1], "float32"])");
         QTest::newRow("spatial_pack 1x1") << sp << QStringLiteral(R"([["TENSOR", [1, 8, 6, 6], "float32"], ["TENSOR", [12, 8, 1, 1], "float32"], [1, 1], [0, 0, 0, 0], [1, 1], "float32"])");
         QTest::newRow("spatial_pack 3x3 dilation 2") << sp << QStringLiteral(R"([["TENSOR", [1, 4, 10, 10], "float32"], ["TENSOR", [4, 4, 3, 3], "float32"], [1, 1], [2, 2, 2, 2], [2, 2], "float32"])");
+        const QString wg = QStringLiteral("conv2d_nchw_winograd.arm_cpu");
+        QTest::newRow("winograd 8x8 pad 1") << wg << QStringLiteral(R"([["TENSOR", [1, 8, 8, 8], "float32"], ["TENSOR", [16, 8, 3, 3], "float32"], [1, 1], [1, 1, 1, 1], [1, 1], "float32"])");
+        QTest::newRow("winograd 7x7 pad 1 (partial tiles)") << wg << QStringLiteral(R"([["TENSOR", [1, 12, 7, 7], "float32"], ["TENSOR", [8, 12, 3, 3], "float32"], [1, 1], [1, 1, 1, 1], [1, 1], "float32"])");
+        QTest::newRow("winograd 10x6 no pad, batch 2") << wg << QStringLiteral(R"([["TENSOR", [2, 4, 10, 6], "float32"], ["TENSOR", [6, 4, 3, 3], "float32"], [1, 1], [0, 0, 0, 0], [1, 1], "float32"])");
         const QString dw = QStringLiteral("depthwise_conv2d_nchw.arm_cpu");
         QTest::newRow("depthwise 3x3 pad 1") << dw << QStringLiteral(R"([["TENSOR", [1, 16, 8, 8], "float32"], ["TENSOR", [16, 1, 3, 3], "float32"], [1, 1], [1, 1, 1, 1], [1, 1], "float32"])");
         QTest::newRow("depthwise 3x3 stride 2") << dw << QStringLiteral(R"([["TENSOR", [1, 8, 9, 9], "float32"], ["TENSOR", [8, 1, 3, 3], "float32"], [2, 2], [1, 1, 1, 1], [1, 1], "float32"])");
@@ -53,16 +57,27 @@ private Q_SLOTS:
         QFETCH(QString, args);
         const Task task = Task::create(templateName.toStdString(), ojson::parse(args.toStdString()), kArmTarget);
         QVERIFY(task.flop > 0);
+        if (templateName.startsWith(QLatin1String("conv2d_nchw_winograd"))) {
+            // cfg.add_flop: the direct convolution's 2 * N * K * H * W * 9 * C, not the DAG's count.
+            const ojson a = ojson::parse(args.toStdString());
+            const std::int64_t n = a[0][1][0], c = a[0][1][1], k = a[1][1][0];
+            const std::int64_t h = std::int64_t(a[0][1][2]) + std::int64_t(a[3][0]) + std::int64_t(a[3][2]) - 2;
+            const std::int64_t w = std::int64_t(a[0][1][3]) + std::int64_t(a[3][1]) + std::int64_t(a[3][3]) - 2;
+            QCOMPARE(task.flop, 2.0 * double(n * k * h * w * 9 * c));
+        }
         int checked = 0, invalid = 0;
         for (std::int64_t index : sampleIndices(task.space, 8, 11)) {
             const ConfigEntity cfg = task.space.get(index);
-            // depthwise: TVM rejects unrolling a loop longer than 16 (cfg.raise_error).
+            // depthwise and winograd's ann_reduce: TVM rejects unrolling a loop longer than 16
+            // (cfg.raise_error).
             bool tooLong = false;
             if (templateName.startsWith(QLatin1String("depthwise"))) {
                 const auto& ann = cfg.annotate("ann").anns;
                 const std::int64_t lens[3] = {cfg.split("tile_h").size.back(), cfg.split("tile_w").size.back(),
                                               cfg.split("tile_c").size.back()};
                 for (int i = 0; i < 3; ++i) tooLong |= ann[size_t(i)] == "unroll" && lens[i] > 16;
+            } else if (templateName.startsWith(QLatin1String("conv2d_nchw_winograd"))) {
+                tooLong = cfg.annotate("ann_reduce").anns[0] == "unroll" && cfg.split("tile_c").size.back() > 16;
             }
             if (tooLong) {
                 QVERIFY_THROWS_EXCEPTION(UserError, task.instantiate(cfg));
@@ -85,7 +100,8 @@ private Q_SLOTS:
         QVERIFY(!log.records.empty());
         std::map<std::string, int> checked, agree;
         for (const auto& r : log.records) {
-            if (r.taskName != "conv2d_nchw_spatial_pack.arm_cpu" && r.taskName != "depthwise_conv2d_nchw.arm_cpu")
+            if (r.taskName != "conv2d_nchw_spatial_pack.arm_cpu" && r.taskName != "depthwise_conv2d_nchw.arm_cpu" &&
+                r.taskName != "conv2d_nchw_winograd.arm_cpu")
                 continue;
             if (r.args.at(0).at(2) != "float32" || r.args.at(1).at(2) != "float32") continue;  // int8 layers
             const RecordCheck check = checkRecord(r);
@@ -102,6 +118,7 @@ private Q_SLOTS:
         for (const auto& [name, n] : agree) qInfo("%s: %d TopHub records decode, %d checked", name.c_str(), n, checked[name]);
         QVERIFY(checked["conv2d_nchw_spatial_pack.arm_cpu"] >= 3);
         QVERIFY(checked["depthwise_conv2d_nchw.arm_cpu"] >= 3);
+        QVERIFY(checked["conv2d_nchw_winograd.arm_cpu"] >= 3);
     }
 
     // The arm_cpu strategy's tasks for resnet-18 and mobilenet: per conv, spatial_pack before the

@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "engine/autotvm/apply_history_best.h"
 #include "engine/autotvm/task_extraction.h"
@@ -16,6 +17,7 @@
 #include "engine/measure/timer.h"
 #include "engine/record/autotvm_record.h"
 #include "engine/runtime/build_module.h"
+#include "engine/support/error.h"
 #include "runtime_test_util.h"
 
 using namespace tb;
@@ -214,6 +216,106 @@ private Q_SLOTS:
         QCOMPARE(dense, int(nopackIndex.size()));
         const double err = test::compareWithInterpreter(mod, g, 5);
         qInfo("mlp with dense_nopack records: relative max error %.3g", err);
+        QVERIFY2(err <= 1e-4, qPrintable(QString::number(err)));
+    }
+
+    // arm_cpu (TVM's arm_cpu conv2d strategy + topi/arm_cpu/conv2d_alter_op.py), built for
+    // `llvm -device=arm_cpu` on this host so the network runs here: a mixed log with records for
+    // two thirds of the conv workloads (spatial_pack for every one of those, winograd beside it for
+    // the 3x3 stride-1 ones, faster for every other) and depthwise records. Each conv kernel uses
+    // the template and config select_implementation picks (the fastest record, else spatial_pack
+    // with its fallback config), with the kernel pre-packed or pre-transformed by AlterOpLayout, and
+    // the network equals the interpreter.
+    void testArmCpuNetworks_data() {
+        QTest::addColumn<QString>("network");
+        QTest::newRow("resnet-18") << QStringLiteral("resnet-18");
+        QTest::newRow("mobilenet") << QStringLiteral("mobilenet");
+    }
+    void testArmCpuNetworks() {
+        QFETCH(QString, network);
+        const std::string target = "llvm -device=arm_cpu";
+        const std::string recordTarget = "llvm -device=arm_cpu -mtriple=aarch64-linux-gnu -mattr=+neon";
+        graph::Graph g = withLogits(graph::makeNetwork(network.toStdString(), 1, "NCHW"));
+        const auto ex = autotvm::extractArmCpuTasks(g);
+        // A valid config of the task near `seed` (TVM rejects unrolling a loop longer than 16).
+        auto validConfig = [](const autotvm::Template* t, const ojson& args, int64_t seed) {
+            const autotvm::ConfigSpace space = t->space(args);
+            for (int64_t i = 0;; ++i) {
+                const autotvm::ConfigEntity c = space.get((seed + i * 104729) % space.size());
+                try {
+                    t->instantiate(autotvm::TaskArgs(t->name(), args), c);
+                    return c;
+                } catch (const UserError&) {
+                }
+            }
+        };
+        std::vector<record::AutoTvmRecord> records;
+        std::set<std::string> expected;  // "template #index" / "template fallback" per conv workload
+        int k = 0, winograd = 0, spatial = 0, depthwise = 0, fallback = 0;
+        std::map<std::string, ojson> winogradArgs;
+        for (const auto& t : ex.tasks)
+            if (t.taskName == "conv2d_nchw_winograd.arm_cpu") winogradArgs[t.args.dump()] = t.args;
+        for (const auto& t : ex.tasks) {
+            if (t.taskName != "conv2d_nchw_spatial_pack.arm_cpu" && t.taskName != "depthwise_conv2d_nchw.arm_cpu")
+                continue;
+            const autotvm::Template* tmpl = autotvm::findTemplate(t.taskName);
+            if (k++ % 3 == 2) {
+                expected.insert(t.taskName + " fallback");
+                ++fallback;
+                continue;
+            }
+            const autotvm::ConfigEntity c = validConfig(tmpl, t.args, int64_t(k) * 7919);
+            records.push_back(makeRecord(recordTarget, t, c, 1e-3, 0));
+            std::string chosen = t.taskName + " #" + std::to_string(c.index);
+            if (winogradArgs.count(t.args.dump())) {
+                const autotvm::ExtractedTask w{"conv2d_nchw_winograd.arm_cpu", t.args};
+                const autotvm::ConfigEntity wc =
+                    validConfig(autotvm::findTemplate(w.taskName), w.args, int64_t(k) * 15485863);
+                const bool faster = k % 2 == 0;
+                records.push_back(makeRecord(recordTarget, w, wc, faster ? 0.5e-3 : 2e-3, 0));
+                if (faster) chosen = w.taskName + " #" + std::to_string(wc.index);
+            }
+            winograd += chosen.rfind("conv2d_nchw_winograd", 0) == 0;
+            spatial += chosen.rfind("conv2d_nchw_spatial", 0) == 0;
+            depthwise += chosen.rfind("depthwise", 0) == 0;
+            expected.insert(chosen);
+        }
+        QVERIFY(fallback >= 2 && spatial >= 2);
+        if (network == QLatin1String("resnet-18")) QVERIFY(winograd >= 2);
+        if (network == QLatin1String("mobilenet")) QVERIFY(depthwise >= 4);
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        runtime::BuildOptions o;
+        o.target = target;
+        o.logPath = tmp.filePath(QStringLiteral("autotvm.log")).toStdString();
+        {
+            std::ofstream out(o.logPath);
+            for (const auto& r : records) out << r.toLine() << "\n";
+        }
+        runtime::CompiledModule mod = runtime::build(g, o);
+        const runtime::BuildReport& rep = mod.report();
+        std::set<std::string> seen;
+        int winogradKernels = 0;
+        for (const auto& kr : rep.kernels) {
+            if (kr.autotvmConfig.find(".arm_cpu") == std::string::npos) continue;
+            QVERIFY2(kr.note.empty(), kr.note.c_str());
+            QVERIFY2(expected.count(kr.autotvmConfig), kr.autotvmConfig.c_str());
+            seen.insert(kr.autotvmConfig);
+            const bool isWinograd = kr.autotvmConfig.rfind("conv2d_nchw_winograd", 0) == 0;
+            winogradKernels += isWinograd;
+            // The winograd kernels are TVM's winograd op, fed the pre-transformed kernel.
+            QCOMPARE(kr.funcName.find("winograd_without_weight_transform") != std::string::npos, isWinograd);
+        }
+        if (seen != expected) {
+            qInfo("%s", rep.text().c_str());
+            for (const auto& e : expected) qInfo("expected %s%s", e.c_str(), seen.count(e) ? "" : "  (missing)");
+        }
+        QCOMPARE(seen, expected);
+        QVERIFY(winogradKernels >= winograd);
+        const double err = test::compareWithInterpreter(mod, g, 11);
+        qInfo("%s for arm_cpu with a mixed AutoTVM log: %d spatial_pack, %d winograd, %d depthwise records chosen, "
+              "%d fallback workloads; relative max error %.3g",
+              qPrintable(network), spatial, winograd, depthwise, fallback, err);
         QVERIFY2(err <= 1e-4, qPrintable(QString::number(err)));
     }
 

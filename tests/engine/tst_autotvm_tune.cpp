@@ -252,8 +252,8 @@ private Q_SLOTS:
         QCOMPARE(int(results[1].errorNo), 0);
         // A template whose schedule is not implemented here is refused when the task is made.
         QVERIFY(test::userError([] {
-                    Task::create("conv2d_nchw_winograd.arm_cpu",
-                                 ojson::parse(R"([["TENSOR", [1, 8, 8, 8], "float32"], ["TENSOR", [8, 8, 3, 3], "float32"], [1, 1], [1, 1, 1, 1], [1, 1], "float32"])"),
+                    Task::create("depthwise_conv2d_NCHWc.x86",
+                                 ojson::parse(R"([["TENSOR", [1, 8, 8, 8], "float32"], ["TENSOR", [8, 1, 3, 3], "float32"], [1, 1], [1, 1, 1, 1], [1, 1], "NCHW", "NCHW", "float32"])"),
                                  "llvm");
                 }).contains(QLatin1String("cannot be tuned here yet")));
     }

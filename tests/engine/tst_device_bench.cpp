@@ -35,6 +35,7 @@
 #include "engine/runtime/build_module.h"
 #include "engine/runtime/network_executor.h"
 #include "engine/runtime/remote_network.h"
+#include "tests/engine/test_cli_util.h"
 #include "tests/engine/test_graph_util.h"
 #include "tests/engine/test_network_executor.h"
 #include "tests/engine/test_rpc_util.h"
@@ -97,26 +98,8 @@ public:
     rpc::RunReply run(const rpc::RunRequest&) override { return {}; }
 };
 
-struct CliResult {
-    int exitCode = -1;
-    QString out, err;
-};
-
-CliResult runCli(const QStringList& args, int timeoutMs) {
-    QProcess p;
-    p.start(QStringLiteral(TB_CLI_PATH), args);
-    CliResult r;
-    if (!p.waitForFinished(timeoutMs)) {
-        p.kill();
-        p.waitForFinished(5000);
-        r.err = QStringLiteral("tunebench-cli did not finish in time");
-        return r;
-    }
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
+using test::CliResult;
+using test::runCli;
 
 }  // namespace
 
@@ -138,17 +121,7 @@ class TestDeviceBench : public QObject {
     std::unique_ptr<QProcess> m_board;
     QString m_boardMissing;  // why the board part is skipped (empty: it runs)
 
-    int serversOf(const std::string& key) const {
-        try {
-            rpc::ConnectOptions co;
-            co.retryTimeoutMs = 0;
-            const auto s = rpc::TrackerSession::connect("127.0.0.1", m_tracker->port(), co).summary();
-            const auto* q = s.queue(key);
-            return q ? int(q->free) : 0;
-        } catch (const rpc::RpcError&) {
-            return -1;
-        }
-    }
+    int serversOf(const std::string& key) const { return test::freeServers(m_tracker->port(), key); }
 
     bool waitForFree(const std::string& key, int n, int seconds) const {
         for (int i = 0; i < seconds * 10; ++i) {

@@ -224,12 +224,16 @@ TensorType inferConv2dTranspose(const std::vector<TensorType>& in, const Attrs& 
     return out;
 }
 
+// NHWC (the auto-scheduler's x86 form): weight [alpha, alpha, CO, CI]. NCHW (arm_cpu
+// _alter_conv2d_layout, conv2d_nchw_winograd.arm_cpu): weight [alpha, alpha, CO/VC, CI, VC].
 TensorType inferWinogradConv(const std::vector<TensorType>& in, const Attrs& a) {
     checkArity(in, 2);
     Layout dl = parseLayout(a, "data_layout", "NCHW");
-    TB_USER_CHECK(dl.name() == "NHWC") << "only NHWC winograd convolutions are supported, got " << dl.name();
+    TB_USER_CHECK(dl.name() == "NHWC" || dl.name() == "NCHW")
+        << "only NHWC and NCHW winograd convolutions are supported, got " << dl.name();
+    const bool nchw = dl.name() == "NCHW";
     checkRank(in[0], 4, "data");
-    checkRank(in[1], 4, "weight");
+    checkRank(in[1], nchw ? 5 : 4, "weight");
     int64_t tile = a.getInt("tile_size");
     int64_t CO = a.getInt("channels");
     auto ks = tupleN(a.getInts("kernel_size"), 2, "kernel_size");
@@ -238,13 +242,16 @@ TensorType inferWinogradConv(const std::vector<TensorType>& in, const Attrs& a) 
     auto pad = pad4(a.getInts("padding", {0, 0}));
     const Shape& d = in[0].shape;
     const Shape& w = in[1].shape;
-    TB_USER_CHECK(w[0] == tile + ks[0] - 1 && w[1] == tile + ks[1] - 1 && w[2] == CO && w[3] == d[3])
+    const int64_t wco = nchw ? w[2] * w[4] : w[2], wci = w[3], ci = nchw ? d[1] : d[3];
+    TB_USER_CHECK(w[0] == tile + ks[0] - 1 && w[1] == tile + ks[1] - 1 && wco == CO && wci == ci)
         << "winograd weight " << shapeToString(w) << " does not match tile_size " << tile << ", kernel "
-        << shapeToString(ks) << ", " << CO << " output and " << d[3] << " input channels";
+        << shapeToString(ks) << ", " << CO << " output and " << ci << " input channels";
+    const int64_t h = nchw ? d[2] : d[1], wd = nchw ? d[3] : d[2];
+    const int64_t oh = convOut(h, pad[0] + pad[2], ks[0], dil[0], strides[0], "height");
+    const int64_t ow = convOut(wd, pad[1] + pad[3], ks[1], dil[1], strides[1], "width");
     TensorType out;
     out.dtype = in[0].dtype;
-    out.shape = {d[0], convOut(d[1], pad[0] + pad[2], ks[0], dil[0], strides[0], "height"),
-                 convOut(d[2], pad[1] + pad[3], ks[1], dil[1], strides[1], "width"), CO};
+    out.shape = nchw ? Shape{d[0], CO, oh, ow} : Shape{d[0], oh, ow, CO};
     return out;
 }
 
@@ -632,6 +639,8 @@ te::Tensor lowerDepthwiseConv2dNCHWc(const TList& x, const Attrs& a) {
 }
 
 te::Tensor lowerWinogradConv(const TList& x, const Attrs& a) {
+    TB_USER_CHECK(a.getString("data_layout", "NCHW") == "NHWC")
+        << "an NCHW winograd convolution is computed by its AutoTVM template (conv2d_nchw_winograd.arm_cpu) only";
     // conv2d_winograd_without_weight_transform_strategy_{cpu,cuda,mali} -> the auto-scheduler's
     // conv2d_winograd_nhwc_without_weight_transform (pre-computed weight). Its tile size is the one
     // the target's AlterOpLayout picked (x86 4; cuda and mali by the input height), stored here.

@@ -264,6 +264,42 @@ private:
             m_cur[size_t(id)] = g().addOp("nn.contrib_conv2d_winograd_without_weight_transform", {data, wtr}, a, n.name);
             return;
         }
+        // arm_cpu with AutoTVM: spatial_pack's packed kernel or winograd's transformed one.
+        if (m_opt.armCpuConv) {
+            const auto choice = dl.name() == "NCHW" && kl.name() == "OIHW" && fp32 && groups == 1 &&
+                                        n.attrs.getString("out_layout", "").empty()
+                                    ? m_opt.armCpuConv(n, ds, ws)
+                                    : std::nullopt;
+            NodeId data = toOriginal(n.inputs[0]);
+            NodeId w = toOriginal(n.inputs[1]);
+            if (choice && !choice->winograd) {
+                const std::string packed = "OIHW" + std::to_string(choice->block) + "o";
+                Attrs a = n.attrs;
+                a.set("kernel_layout", packed);
+                m_cur[size_t(id)] = g().addOp("nn.conv2d", {data, layoutTransform(w, "OIHW", packed)}, a, n.name);
+                return;
+            }
+            if (choice) {
+                const int64_t tile = 4, vc = choice->block, CI = ws[1];
+                Attrs wa;
+                wa.set("tile_size", tile);
+                NodeId u = g().addOp("nn.contrib_conv2d_winograd_weight_transform", {w}, wa);
+                Attrs ra;
+                ra.set("newshape", Shape{KH + tile - 1, KW + tile - 1, CO / vc, vc, CI});
+                u = g().addOp("reshape", {u}, ra);
+                Attrs ta;
+                ta.set("axes", Shape{0, 1, 2, 4, 3});
+                u = g().addOp("transpose", {u}, ta);
+                Attrs a = n.attrs;
+                a.set("tile_size", tile);
+                a.set("channels", CO);
+                a.set("kernel_size", Shape{KH, KW});
+                m_cur[size_t(id)] = g().addOp("nn.contrib_conv2d_winograd_without_weight_transform", {data, u}, a, n.name);
+                return;
+            }
+            copyAsIs(id, {data, w});
+            return;
+        }
         // NCHW: conv2d_NCHWc.x86 / depthwise_conv2d_NCHWc.x86 AutoTVM templates with the fallback config.
         if (st == OpStrategy::X86 && dl.name() == "NCHW" && kl.name() == "OIHW" && fp32 && (groups == 1 || depthwise) &&
             n.attrs.getString("out_layout", "").empty()) {

@@ -83,6 +83,24 @@ struct AlterLayoutOptions {
     std::function<std::optional<std::pair<int64_t, int64_t>>(const Node& conv, const std::vector<int64_t>& data,
                                                             const std::vector<int64_t>& kernel)>
         nchwcBlocks;
+    /// The arm_cpu implementation of a conv: which template TVM's select_implementation picks
+    /// and its packing factor (the config's tile_co, or tile_k for winograd, inner factor).
+    struct ArmCpuConv {
+        bool winograd = false;
+        int64_t block = 1;
+    };
+    /// AutoTVM dispatch on an arm_cpu target (TVM python/tvm/topi/arm_cpu/conv2d_alter_op.py
+    /// `_alter_conv2d_layout`). When set, NCHW convs are never NCHWc-blocked; an NCHW, OIHW,
+    /// groups-1, float32 conv2d for which this returns a choice becomes
+    ///   - conv2d_nchw_spatial_pack: `nn.conv2d(x, layout_transform(w, OIHW, OIHW{VC}o),
+    ///     kernel_layout=OIHW{VC}o)`;
+    ///   - conv2d_nchw_winograd: `nn.contrib_conv2d_winograd_without_weight_transform(x,
+    ///     transpose(reshape(nn.contrib_conv2d_winograd_weight_transform(w, tile_size=4),
+    ///     (6, 6, CO/VC, VC, CI)), [0, 1, 2, 4, 3]), tile_size=4, channels=CO)` (NCHW);
+    /// and stays as it is for nullopt (depthwise convs always do).
+    std::function<std::optional<ArmCpuConv>(const Node& conv, const std::vector<int64_t>& data,
+                                            const std::vector<int64_t>& kernel)>
+        armCpuConv;
 };
 
 /// Relay AlterOpLayout + SimplifyExprPostAlterOp (src/relay/transforms/alter_op_layout.cc and the
