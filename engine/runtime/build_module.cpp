@@ -342,6 +342,15 @@ gpu::GpuMeasureResult CompiledModule::runGpu(const gpu::GpuMeasureOptions& o, bo
     return r;
 }
 
+CompiledModule::CompiledModule(CompiledModule&&) noexcept = default;
+CompiledModule& CompiledModule::operator=(CompiledModule&&) noexcept = default;
+
+GraphRuntime& CompiledModule::runtime() {
+    TB_USER_CHECK(m_runtime) << "the network was compiled for " << m_report.target
+                             << " without loading it (a cross-compiled module runs on its device, not here)";
+    return *m_runtime;
+}
+
 std::vector<te::Buffer> CompiledModule::run(const std::vector<te::Buffer>& inputs) {
     if (m_gpu) {
         TB_USER_CHECK(inputs.size() == m_graph.inputs.size())

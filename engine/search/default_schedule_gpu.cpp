@@ -13,8 +13,9 @@ namespace {
 
 using te::Operation;
 
-/// Fuses the first `count` loops of stage s, splits the result by `threads` (unless it is no
-/// larger) and binds it: [blockIdx.x, threadIdx.x]. Returns the index of the threadIdx.x loop.
+/// Fuses the first `count` loops of stage s, splits the result by `threads` and binds it:
+/// [blockIdx.x, threadIdx.x], or [threadIdx.x] alone when it is no larger than `threads`. Returns
+/// the index of the threadIdx.x loop.
 int bindSpatial(State* st, const te::ComputeDAG& dag, int s, int count, int threads) {
     TB_USER_CHECK(count >= 1) << "stage " << st->stage(s).op->name
                               << " has no spatial axis to bind to GPU threads (a reduction to a scalar)";
@@ -25,12 +26,12 @@ int bindSpatial(State* st, const te::ComputeDAG& dag, int s, int count, int thre
     }
     const int64_t extent = extentOf(st->stage(s).iters[0]);
     if (extent > 0 && extent <= threads) {
-        // One block: bind the whole axis to threads (a split by its own extent would leave an
-        // outer loop of 1, which TVM also binds; binding directly keeps the print small).
-        split(st, dag, s, 0, {extent});
-    } else {
-        split(st, dag, s, 0, {threads});
+        // One block: the whole axis on threadIdx.x (TVM's schedule_injective does the same when
+        // the output fits one block).
+        annotate(st, dag, s, 0, IteratorAnnotation::ThreadX);
+        return 0;
     }
+    split(st, dag, s, 0, {threads});
     annotate(st, dag, s, 0, IteratorAnnotation::BlockX);
     annotate(st, dag, s, 1, IteratorAnnotation::ThreadX);
     return 1;

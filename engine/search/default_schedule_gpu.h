@@ -33,7 +33,7 @@ namespace tb::search {
 /// The GPU default schedule of `dag` for a device with `hw`'s limits (steps applied, not through
 /// inferBound). threadIdx.x has min(hw.maxThreadsPerBlock, 256) threads (TVM's topi uses the
 /// target's max_num_threads; 256 fits every device, Mali's limit included); a fused extent no larger
-/// than that is bound whole to threadIdx.x. Throws tb::UserError when hw has no thread limit or a
+/// than that is bound whole to threadIdx.x (one block). Throws tb::UserError when hw has no thread limit or a
 /// root stage has no spatial axis (a reduction to a scalar: it would need a cross-thread reduction),
 /// InternalError when a step does not apply.
 State defaultGpuSchedule(const te::ComputeDAG& dag, const HardwareParams& hw);
