@@ -304,7 +304,10 @@ Stmt StateLowering::wrapLoop(int id, int iter, Stmt body) {
         }
     }
     // A loop of extent 1 is not emitted: its variable is 0 in every index (TVM binds it to its min).
-    if (it.range->extent == 1) return body;
+    // A GPU blockIdx / threadIdx loop of extent 1 stays (TVM MakeLoopNest keeps its thread_extent
+    // attribute): it is a launch dimension of 1, and a kernel's outermost loop must be bound.
+    const bool launchAxis = m_gpu && isThreadBinding(it.annotation) && it.annotation != IteratorAnnotation::VThread;
+    if (it.range->extent == 1 && !launchAxis) return body;
     return makeFor(m_loopVars[size_t(id)][size_t(iter)], te::intImm(0), te::intImm(it.range->extent),
                    forKindOf(it, s, m_gpu), std::move(body), threadTagOf(it));
 }

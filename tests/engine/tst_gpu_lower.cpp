@@ -208,6 +208,10 @@ private Q_SLOTS:
                                                            << std::vector<int64_t>{1, 8, 2, 1, 2, 4, 1, 1, 4, 2, 4, 64} << 2;
         QTest::addRow("32x32x16 vec 3 (fetch not divisible)")
             << std::vector<int64_t>{32, 32, 16} << std::vector<int64_t>{1, 4, 2, 1, 1, 8, 1, 1, 2, 3, 3, 0} << 1;
+        // The tiles cover the whole matrix: blockIdx.x has extent 1 (a launch of one block), right
+        // above the vthread loop (TVM keeps the loop: thread_extent 1).
+        QTest::addRow("16x16x16 one block, vthread 4") << std::vector<int64_t>{16, 16, 16}
+                                                      << std::vector<int64_t>{2, 4, 2, 1, 2, 4, 2, 1, 4, 2, 2, 0} << 4;
     }
     // Hand-made Ansor-style GPU states of a matmul, several tilings: lower, run on PoCL, compare.
     void testMatmulStates() {
@@ -221,6 +225,8 @@ private Q_SLOTS:
         const lower::GpuLoweredFunc f = lower::lowerStateGpu(*dag, s, "matmul");
         QCOMPARE(int(f.kernels.size()), 1);
         QCOMPARE(f.kernels[0].block[0], t[1] * t[5]);
+        const auto blocks = [](int64_t extent, int64_t tile) { return (extent + tile - 1) / tile; };
+        QCOMPARE(f.kernels[0].grid[0], blocks(mnk[0], t[0] * t[1] * t[2] * t[3]) * blocks(mnk[1], t[4] * t[5] * t[6] * t[7]));
         const std::string ir = f.print();
         dump(ir);
         // Virtual threads are injected (no vthread loop is left): C.local has one copy per vthread.

@@ -9,7 +9,6 @@
 #include "engine/codegen/codegen_gpu_source.h"
 #include "engine/schedule/infer_bound.h"
 #include "engine/search/cost_model.h"
-#include "engine/search/gpu_limits.h"
 #include "engine/search/sketch_policy.h"
 #include "engine/te/interpreter.h"
 #include "engine/topi/nn.h"
@@ -37,51 +36,34 @@ std::vector<State> searchedStates(const search::SearchTask& t, uint64_t seed) {
     return states;
 }
 
-// Whether lowerStateGpu's known limitation hits `s`: it elides a thread loop of extent 1, so a
-// kernel whose blockIdx.x has extent 1 starts with its vthread loop, which it then rejects ("Did you
-// forget to bind?"). TVM keeps such a loop (thread_extent 1); the GPU lowering is to follow.
-bool blockOfOneBeforeVthread(const State& s, const std::string& error) {
-    if (error.find("Did you forget to bind?") == std::string::npos) return false;
-    const auto ext = search::gpuThreadExtents(s);
-    for (size_t sid = 0; sid < ext.size(); ++sid) {
-        const Stage& st = s.stage(int(sid));
-        if (st.computeAt != ComputeAtKind::Root || st.opType != StageKind::Compute || st.iters.size() < 2) continue;
-        if (st.iters[0].annotation == IteratorAnnotation::BlockX && st.iters[0].range && st.iters[0].range->extent == 1 &&
-            st.iters[1].annotation == IteratorAnnotation::VThread)
-            return true;
-    }
-    return false;
-}
-
-// Lowers every state to a GpuModule in both languages; the launches stay within the limits.
-// Returns the states that lowered (all but those of the known limitation above).
-std::vector<State> checkLowers(const search::SearchTask& t, const std::vector<State>& states) {
+// Lowers every state to a GpuModule in both languages and checks that the launches stay within
+// the limits the search pruned with. Every searched state must lower (TVM builds them all: a
+// blockIdx loop of extent 1 is a launch of one block). Sets `error` to the first failure (with the
+// state) and returns the states checked so far.
+std::vector<State> checkLowers(const search::SearchTask& t, const std::vector<State>& states, QString& error) {
     std::vector<State> lowered;
-    int limited = 0;
     for (const State& s : states) {
         codegen::GpuModule m;
         try {
             m = codegen::buildGpuModule(*t.dag, s, codegen::GpuLanguage::OpenCL);
             codegen::buildGpuModule(*t.dag, s, codegen::GpuLanguage::CUDA);
         } catch (const std::exception& e) {
-            if (blockOfOneBeforeVthread(s, e.what())) {
-                ++limited;
-                continue;
-            }
-            qWarning("%s\n%s", e.what(), s.toStr().c_str());
-            return {};
+            error = QString::fromStdString(std::string(e.what()) + "\n" + s.toStr());
+            return lowered;
         }
         for (const auto& l : m.launches) {
             if (l.block[0] * l.block[1] * l.block[2] > t.hardware.maxThreadsPerBlock ||
                 l.sharedBytes > t.hardware.maxSharedMemoryPerBlock) {
-                qWarning("launch over the limits:\n%s", s.toStr().c_str());
-                return {};
+                error = QString::fromStdString("launch over the limits:\n" + s.toStr());
+                return lowered;
             }
         }
-        if (m.launches.empty()) return {};
+        if (m.launches.empty()) {
+            error = QString::fromStdString("no launch:\n" + s.toStr());
+            return lowered;
+        }
         lowered.push_back(s);
     }
-    if (limited) qWarning("%d of %d states hit lowerStateGpu's blockIdx-of-extent-1 limitation", limited, int(states.size()));
     return lowered;
 }
 
@@ -132,7 +114,9 @@ private Q_SLOTS:
         auto t = test::gpuSearchTask(test::conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
         const auto states = searchedStates(t, 1);
         QVERIFY(!states.empty());
-        QVERIFY(!checkLowers(t, states).empty());
+        QString error;
+        QCOMPARE(checkLowers(t, states, error).size(), states.size());
+        QVERIFY2(error.isEmpty(), qPrintable(error));
     }
 
     // Smaller workloads (PoCL runs them in a moment): lower and compute the right values. Mali: the
@@ -157,8 +141,10 @@ private Q_SLOTS:
             t = test::gpuSearchTask(matmulDag(64, 64, 64), "opencl -keys=mali,opencl,gpu -device=mali", HardwareParams::mali());
         const auto states = searchedStates(t, 2);
         QVERIFY(!states.empty());
-        const auto lowered = checkLowers(t, states);
-        QVERIFY(!lowered.empty());
+        QString error;
+        const auto lowered = checkLowers(t, states, error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QCOMPARE(lowered.size(), states.size());
         checkRuns(t, lowered, 3);
     }
 
