@@ -148,23 +148,45 @@ private Q_SLOTS:
         checkRuns(t, lowered, 3);
     }
 
-    // A row sum with little spatial work: the search's cross-thread reduction (TVM lowers the
-    // threadIdx.x-bound reduce loop to an allreduce across the block) and the plain sketch.
+    // Reductions with little spatial work: the search's cross-thread reduction (the threadIdx.x-bound
+    // reduce loop lowers to an allreduce across the block) and the plain sketch. A row sum (the
+    // reduction is its own kernel), and a row sum divided by the row length (the reduction computed
+    // inside its elementwise consumer's block loop, its result in shared memory); every state of a
+    // short search lowers, a few run.
+    void testCrossThreadReductionRuns_data() {
+        QTest::addColumn<bool>("withConsumer");
+        QTest::newRow("row sum") << false;
+        QTest::newRow("row mean (fused consumer)") << true;
+    }
     void testCrossThreadReductionRuns() {
+        QFETCH(bool, withConsumer);
         if (!test::openClAvailable()) QSKIP("no OpenCL device (install pocl-opencl-icd: scripts/setup)");
         Tensor a = placeholder({16, 256}, "A");
-        auto t = test::gpuSearchTask(std::make_shared<ComputeDAG>(ComputeDAG::fromOutputs({topi::sum(a, std::vector<int>{1})})));
+        const Tensor sum = topi::sum(a, std::vector<int>{1});
+        const Tensor out = withConsumer ? compute(sum.shape(), {"i"}, [&](const std::vector<Var>& v) {
+            return sum(v[0]) / floatImm(256.0);
+        }, "mean") : sum;
+        auto t = test::gpuSearchTask(std::make_shared<ComputeDAG>(ComputeDAG::fromOutputs({out})));
         const auto sketches = search::generateSketches(t);
         QCOMPARE(int(sketches.size()), 2);
         search::SketchPolicy policy(t, std::make_shared<cost_model::RandomModel>(1), search::SketchPolicyParams{}, 1);
         std::mt19937_64 rng(1);
         const State crossThread = inferBound(policy.randomAnnotate(sketches[0], rng));
         const State plain = inferBound(policy.randomAnnotate(sketches[1], rng));
-        QVERIFY(search::hasCrossThreadReduction(crossThread, 1));
+        QVERIFY(search::hasCrossThreadReduction(crossThread, withConsumer ? 2 : 1));
+        if (withConsumer) QCOMPARE(crossThread.stage(1).computeAt, ComputeAtKind::Iter);
         QCOMPARE(runsCorrectly(t, plain, 1), QString());
-        QEXPECT_FAIL("", "the GPU lowering has no cross-thread allreduce yet (h-gpulower: a threadIdx.x-bound "
-                         "reduce loop races, or is refused since h-gpulower 7dc0ca2)", Continue);
         QCOMPARE(runsCorrectly(t, crossThread, 1), QString());
+
+        const auto states = searchedStates(t, 3);
+        QString error;
+        QCOMPARE(checkLowers(t, states, error).size(), states.size());
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const bool anyCross = std::any_of(states.begin(), states.end(), [&](const State& s) {
+            return search::hasCrossThreadReduction(s, withConsumer ? 2 : 1);
+        });
+        QVERIFY(anyCross);
+        checkRuns(t, states, 4);
     }
 
 };
