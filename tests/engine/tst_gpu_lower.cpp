@@ -101,22 +101,6 @@ json matmulSteps(int64_t m, int64_t n, int64_t kk, std::array<int64_t, 4> i, std
 
 State gpuState(const te::ComputeDAG& dag, const json& steps) { return inferBound(replaySteps(dag, stepsFromJson(steps))); }
 
-// Runs the OpenCL module and compares its outputs with the interpreter's.
-QString runAndCompare(const te::ComputeDAG& dag, const codegen::GpuModule& m, unsigned seed) {
-    const auto inputs = test::randomInputs(dag, seed);
-    std::vector<std::vector<float>> init;
-    for (const auto& b : inputs) init.push_back(b.data);
-    std::vector<std::vector<float>> got;
-    try {
-        got = test::runOpenCl(m, init);
-    } catch (const std::exception& e) {
-        return QString::fromStdString(e.what());
-    }
-    const auto want = te::evaluate(dag, inputs);
-    std::vector<std::vector<float>> outs(got.begin() + long(inputs.size()), got.begin() + m.numArgs);
-    return test::compareOutputs(outs, want);
-}
-
 // TB_GPU_DUMP=1 prints the IR and sources the tests make (to read what the emitter writes).
 void dump(const std::string& text) {
     if (qEnvironmentVariableIsSet("TB_GPU_DUMP")) qInfo("%s", text.c_str());
@@ -180,7 +164,7 @@ private Q_SLOTS:
         const codegen::GpuModule cl = codegen::buildGpuModule(*dag, s, codegen::GpuLanguage::OpenCL, "conv2d_layer");
         QCOMPARE(count(cl.source, "barrier(CLK_LOCAL_MEM_FENCE);"), 2);
         QCOMPARE(count(cl.source, "__kernel void "), 1);
-        const QString diff = runAndCompare(*dag, cl, 3);
+        const QString diff = test::runAndCompare(*dag, cl, 3);
         QVERIFY2(diff.isEmpty(), qPrintable(diff));
 
         const codegen::GpuModule cu = codegen::buildGpuModule(*dag, s, codegen::GpuLanguage::CUDA, "conv2d_layer");
@@ -238,7 +222,7 @@ private Q_SLOTS:
         const codegen::GpuModule cl = codegen::makeGpuModule(f, codegen::GpuLanguage::OpenCL);
         exportCuda(*dag, codegen::makeGpuModule(f, codegen::GpuLanguage::CUDA),
                    "matmul_" + std::string(QTest::currentDataTag()).substr(0, 8), 11);
-        const QString diff = runAndCompare(*dag, cl, 11);
+        const QString diff = test::runAndCompare(*dag, cl, 11);
         QVERIFY2(diff.isEmpty(), qPrintable(diff + QStringLiteral("\n") + QString::fromStdString(ir)));
     }
 
@@ -329,7 +313,7 @@ private Q_SLOTS:
                    "conv_" + std::to_string(kernels) + "_" + std::to_string(shape[0]) + "_" + std::to_string(shape[1]), 5);
         // Vector stores into the shared tiles where the fetch divides (a guard keeps it scalar).
         QCOMPARE(count(cl.source, "vstore"), vstores);
-        const QString diff = runAndCompare(*dag, cl, 5);
+        const QString diff = test::runAndCompare(*dag, cl, 5);
         QVERIFY2(diff.isEmpty(), qPrintable(diff + QStringLiteral("\n") + QString::fromStdString(f.print())));
     }
 
@@ -438,7 +422,7 @@ private Q_SLOTS:
         const codegen::GpuModule cu = codegen::makeGpuModule(f, codegen::GpuLanguage::CUDA);
         QCOMPARE(count(cu.source, "__syncthreads();"), barriers);
         exportCuda(*dag, cu, "allreduce_" + kind.toStdString() + "_" + len + "_" + t, 7);
-        const QString diff = runAndCompare(*dag, cl, 7);
+        const QString diff = test::runAndCompare(*dag, cl, 7);
         QVERIFY2(diff.isEmpty(), qPrintable(diff + QStringLiteral("\n") + QString::fromStdString(ir)));
     }
 };

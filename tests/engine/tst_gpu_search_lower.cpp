@@ -70,19 +70,13 @@ std::vector<State> checkLowers(const search::SearchTask& t, const std::vector<St
 // Runs the OpenCL module of `s` on random inputs and compares the outputs with the interpreter's.
 // Empty when equal; else the mismatch, or the error of lowering, emitting or running.
 QString runsCorrectly(const search::SearchTask& t, const State& s, unsigned seed) {
-    const auto inputs = test::randomInputs(*t.dag, seed);
-    std::vector<std::vector<float>> init;
-    for (const auto& b : inputs) init.push_back(b.data);
-    std::vector<std::vector<float>> got;
     codegen::GpuModule m;
     try {
         m = codegen::buildGpuModule(*t.dag, s, codegen::GpuLanguage::OpenCL);
-        got = test::runOpenCl(m, init);
     } catch (const std::exception& e) {
         return QString::fromStdString(e.what());
     }
-    std::vector<std::vector<float>> outs(got.begin() + long(inputs.size()), got.begin() + m.numArgs);
-    return test::compareOutputs(outs, te::evaluate(*t.dag, inputs));
+    return test::runAndCompare(*t.dag, m, seed);
 }
 
 void checkRuns(const search::SearchTask& t, const std::vector<State>& states, size_t count) {
