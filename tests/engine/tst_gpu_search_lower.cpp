@@ -9,6 +9,7 @@
 #include "engine/codegen/codegen_gpu_source.h"
 #include "engine/schedule/infer_bound.h"
 #include "engine/search/cost_model.h"
+#include "engine/search/default_schedule_gpu.h"
 #include "engine/search/sketch_policy.h"
 #include "engine/te/interpreter.h"
 #include "engine/topi/nn.h"
@@ -183,6 +184,24 @@ private Q_SLOTS:
         checkRuns(t, states, 4);
     }
 
+
+    // The GPU default schedule of a reduction to a scalar (its reduce loops across the threads of
+    // one block) runs on PoCL equal to the interpreter: 1000 elements over 256 threads (a guarded
+    // split), 100 over 100 (not a power of two), a 10 x 30 sum (fused reduce loops).
+    void testDefaultScheduleScalarReductionRuns() {
+        if (!test::openClAvailable()) QSKIP("no OpenCL device (install pocl-opencl-icd: scripts/setup)");
+        for (const std::vector<int64_t>& shape : {std::vector<int64_t>{1000}, {100}, {10, 30}}) {
+            Tensor a = placeholder(shape, "A");
+            auto k0 = reduceAxis(shape[0], "k0");
+            auto k1 = reduceAxis(shape.size() > 1 ? shape[1] : 1, "k1");
+            Tensor b = compute({}, std::vector<std::string>{}, [&](const std::vector<Var>&) {
+                return shape.size() > 1 ? sum(a(k0.var, k1.var), {k0, k1}) : sum(a(k0.var), {k0});
+            }, "B");
+            auto t = test::gpuSearchTask(std::make_shared<ComputeDAG>(std::vector<Tensor>{a, b}));
+            const State s = inferBound(search::defaultGpuSchedule(*t.dag, t.hardware));
+            QCOMPARE(runsCorrectly(t, s, 5), QString());
+        }
+    }
 };
 
 QTEST_GUILESS_MAIN(TestGpuSearchLower)
