@@ -362,6 +362,18 @@ private Q_SLOTS:
                                                         ["AN", 2, 0, 5], ["AN", 2, 1, 4], ["AN", 2, 2, 6]])"));
         const QString ar = test::userError([&] { lower::lowerStateGpu(*mm, r); });
         QVERIFY2(ar.contains(QStringLiteral("only threadIdx bindings of a reduction")), qPrintable(ar));
+
+        // A cross-thread reduction over 32 threads inside a kernel of 64 threads: the other 32
+        // would skip its barriers (the loop runs guarded), so it is refused.
+        auto rows = te::placeholder({16, 256}, "A");
+        auto kk = te::reduceAxis(256, "k");
+        auto sum = te::compute({16}, {"i"}, [&](const std::vector<te::Var>& v) { return te::sum(rows(v[0], kk.var), {kk}); }, "B");
+        auto half = te::compute({16}, {"i"}, [&](const std::vector<te::Var>& v) { return sum(v[0]) * te::floatImm(0.5); }, "C");
+        auto rm = std::make_shared<te::ComputeDAG>(std::vector<Tensor>{rows, half});
+        const State narrow = gpuState(*rm, json::parse(R"([["SP", 1, 1, 256, [32], 1], ["AN", 1, 2, 6],
+            ["SP", 2, 0, 16, [64], 1], ["AN", 2, 0, 5], ["AN", 2, 1, 6], ["CA", 1, 2, 0]])"));
+        const QString ne = test::userError([&] { lower::lowerStateGpu(*rm, narrow); });
+        QVERIFY2(ne.contains(QStringLiteral("the others would never reach the barrier")), qPrintable(ne));
     }
 
     // Cross-thread reductions (Ansor's CrossThreadReduction sketch; TVM LowerThreadAllreduce): the
