@@ -146,6 +146,7 @@ void collectIr(const lower::Stmt& s, std::vector<const lower::StmtNode*>& out) {
         case lower::StmtKind::Seq:
             for (const auto& c : lower::as<lower::SeqNode>(s)->seq) collectIr(c, out);
             break;
+        case lower::StmtKind::Barrier: break;  // a GPU barrier is neither a loop nor a store
     }
 }
 

@@ -241,6 +241,7 @@ struct Extractor {
             case StmtKind::BufferStore:
                 store(lower::as<lower::BufferStoreNode>(s));
                 break;
+            case StmtKind::Barrier: break;  // a GPU barrier touches no buffer: no features
         }
     }
 

@@ -453,6 +453,21 @@ GpuKernel makeKernel(const Stmt& nest, const std::string& name, const std::unord
             << "extent " << e << "; inner bindings may not exceed the kernel's own";
     }
 
+    // A thread loop narrower than its launch dimension runs behind a guard (codegen), so a barrier
+    // inside it (a cross-thread reduction's) would not be reached by every thread of the block.
+    preOrderVisit(nest, [&](const Stmt& x) {
+        if (x->kind != StmtKind::For || as<ForNode>(x)->forKind != ForKind::ThreadBinding) return;
+        auto* f = as<ForNode>(x);
+        const ThreadAxis ax = threadAxisOf(f->threadTag);
+        int64_t ext = 0;
+        if (ax.dim < 0 || ax.block || !te::isConstInt(f->extent, &ext) || ext == k.block[size_t(ax.dim)]) return;
+        bool barrier = false;
+        preOrderVisit(f->body, [&](const Stmt& y) { barrier = barrier || y->kind == StmtKind::Barrier; });
+        TB_USER_CHECK(!barrier) << "lowerStateGpu: " << stage << " synchronizes the threads of its " << f->threadTag
+                                << " loop of extent " << ext << ", but the kernel launches " << k.block[size_t(ax.dim)]
+                                << " threads on that axis (the others would never reach the barrier)";
+    });
+
     // Parameters and shared memory.
     std::set<int> params;
     auto noteLoad = [&](const te::Expr& e) {

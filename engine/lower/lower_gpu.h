@@ -22,6 +22,8 @@
 ///     has a non-bound loop outside a bound one) is a UserError, as TVM's VerifyMemory rejects such
 ///     a kernel ("Did you forget to bind?"): TVM's GPU sketches bind every root stage, padding
 ///     included, or inline it.
+///     A blockIdx / threadIdx loop of extent 1 stays a bound loop (TVM keeps its thread_extent
+///     attribute): a launch dimension of 1, e.g. one block when the tiles cover the whole output.
 ///   - Launch extents: per axis, the largest extent of the loops bound to it in the kernel. A
 ///     nested loop bound to the same axis with a smaller extent (a cooperative fetch over fewer
 ///     threads than the block has) runs guarded (`if (threadIdx.x < extent)`), as TVM's thread
@@ -56,6 +58,15 @@
 ///     vectorized loop or a thread loop nested in the kernel (a stage's cooperative fetch, which
 ///     may be guarded), so barriers only land where every thread of the block arrives (outside
 ///     guards, in uniform loops: every extent is a constant).
+///   - Cross-thread reduction (TVM LowerThreadAllreduce, Ansor's CrossThreadReduction sketch): a
+///     reduce loop bound to threadIdx is lowered by lowerStateThreaded (lower_state.h) to, per
+///     thread, a partial result over the serial reduce loops in a private accumulator, then a tree
+///     reduction of the partials in a shared buffer `<stage>.red_buf` with a barrier after every
+///     halving step (any thread count: a first step folds what lies above the largest power of two
+///     below it), then the store of red_buf[0] by thread 0 (by every thread when the stage's buffer
+///     is local). Those barriers are inside the thread loop, so that loop must span its launch
+///     dimension (otherwise a UserError: guarded threads would skip the barrier). Warp shuffles are
+///     not used (CUDA could; the shared-memory tree works for OpenCL and CUDA alike).
 ///   - `pragma_auto_unroll_max_step` is applied as on the CPU (unrollLoops in simplify.h marks the
 ///     loops Unrolled); the emitters write them as `#pragma unroll` loops.
 
@@ -105,8 +116,9 @@ struct GpuLoweredFunc {
 /// binds one inside a non-bound loop (message names the stage's buffer and says "Did you forget
 /// to bind?"); an axis bound inside the kernel with a larger extent than the kernel's own outer
 /// binding of it (the launch would not cover it); a stage attached outside every thread loop of
-/// its kernel (a global buffer inside a kernel); a reduce loop bound to a thread axis (Ansor's
-/// cross-thread reduction: TVM lowers it with an allreduce, LowerThreadAllreduce, not done here).
+/// its kernel (a global buffer inside a kernel); a reduce loop bound to blockIdx or vthread; a
+/// cross-thread reduction with a spatial loop of extent > 1 inside its reduce loops, a stage attached
+/// at its thread-bound reduce loop, or a thread-bound reduce loop narrower than its launch dimension.
 GpuLoweredFunc lowerStateGpu(const te::ComputeDAG& dag, const State& state,
                              const std::string& name = "default_function");
 

@@ -73,6 +73,9 @@ private:
     // statements
     Stmt emitStage(int id);
     Stmt wrapLoop(int id, int iter, Stmt body);
+    Stmt crossThreadReduce(int id, const std::vector<size_t>& crossLeaves, size_t beginLoop, const Expr& src,
+                           const Expr& cond, const Expr& guard, const std::vector<Expr>& storeIdx, const Expr& init,
+                           const Expr& storeGuard, const std::vector<bool>& reduceLeaf);
     Expr rewrite(const Expr& e, const VarMap& env, int depth = 0);
     Expr load(const te::LoadNode* n, std::vector<Expr> idx);
     int stageOf(const te::OperationNode* op) const {
@@ -304,7 +307,10 @@ Stmt StateLowering::wrapLoop(int id, int iter, Stmt body) {
         }
     }
     // A loop of extent 1 is not emitted: its variable is 0 in every index (TVM binds it to its min).
-    if (it.range->extent == 1) return body;
+    // A GPU blockIdx / threadIdx loop of extent 1 stays (TVM MakeLoopNest keeps its thread_extent
+    // attribute): it is a launch dimension of 1, and a kernel's outermost loop must be bound.
+    const bool launchAxis = m_gpu && isThreadBinding(it.annotation) && it.annotation != IteratorAnnotation::VThread;
+    if (it.range->extent == 1 && !launchAxis) return body;
     return makeFor(m_loopVars[size_t(id)][size_t(iter)], te::intImm(0), te::intImm(it.range->extent),
                    forKindOf(it, s, m_gpu), std::move(body), threadTagOf(it));
 }
@@ -336,12 +342,18 @@ Stmt StateLowering::emitStage(int id) {
             flag[size_t(rel.parent)] = flag[size_t(rel.outer)] | flag[size_t(rel.inner)];
         }
     }
-    // A reduction over GPU threads needs TVM's cross-thread allreduce (LowerThreadAllreduce), which
-    // the GPU lowering does not implement: a plain update from every thread would race.
-    for (const Iterator& it : s.iters) {
-        TB_USER_CHECK(!(isThreadBinding(it.annotation) && (flag[size_t(it.var)] & 2)))
-            << "lowerState: the reduction loop " << it.name << " of stage " << op->name << " is bound to "
-            << annotationString(it.annotation) << " (a cross-thread reduction), which the GPU lowering does not support yet";
+    // Reduce loops bound to threadIdx (of extent > 1): a cross-thread reduction, lowered to an
+    // allreduce across those threads (TVM LowerThreadAllreduce, see crossThreadReduce). A reduce
+    // loop bound to blockIdx or vthread would race: refused.
+    std::vector<size_t> crossLeaves;
+    for (size_t j = 0; j < nLeaves; ++j) {
+        const Iterator& it = s.iters[j];
+        if (!isThreadBinding(it.annotation) || !(flag[size_t(it.var)] & 2)) continue;
+        const std::string tag(annotationString(it.annotation));
+        TB_USER_CHECK(m_gpu && tag.compare(0, 10, "threadIdx.") == 0)
+            << "lowerState: the reduction loop " << it.name << " of stage " << op->name << " is bound to " << tag
+            << "; only threadIdx bindings of a reduction (a cross-thread reduction) are supported";
+        if (it.range->extent > 1) crossLeaves.push_back(j);
     }
     // TVM PassUpBoundCheck: roots whose loops may step past the region (non-dividing splits).
     std::vector<uint8_t> unsafe(nVars, 0);
@@ -421,20 +433,29 @@ Stmt StateLowering::emitStage(int id) {
         inner = makeStore(d.buffer, storeIdx, rewrite(body, env));
         if (mainGuard) inner = makeIf(mainGuard, inner);
     } else {
-        const Expr src = rewrite(red->source, env);
-        inner = makeStore(d.buffer, storeIdx, reduceCombine(red->combiner, bufferLoad(d.buffer, storeIdx), src));
-        if (red->condition && !te::isConstInt(red->condition, int64_t(1))) inner = makeIf(rewrite(red->condition, env), inner);
-        if (mainGuard) inner = makeIf(mainGuard, inner);
         for (size_t j = 0; j < nLeaves; ++j) {
             if (flag[size_t(s.iters[j].var)] & 2) {
                 beginLoop = j;
                 break;
             }
         }
+        const Expr src = rewrite(red->source, env);
+        const Expr cond = red->condition && !te::isConstInt(red->condition, int64_t(1)) ? rewrite(red->condition, env) : Expr();
+        if (!crossLeaves.empty()) {
+            std::vector<bool> reduceLeaf(nLeaves);
+            for (size_t j = 0; j < nLeaves; ++j) reduceLeaf[j] = (flag[size_t(s.iters[j].var)] & 2) != 0;
+            inner = crossThreadReduce(id, crossLeaves, beginLoop, src, cond, mainGuard, storeIdx,
+                                      red->init ? rewrite(red->init, env) : Expr(), guards(off, false), reduceLeaf);
+        } else {
+            inner = makeStore(d.buffer, storeIdx, reduceCombine(red->combiner, bufferLoad(d.buffer, storeIdx), src));
+            if (cond) inner = makeIf(cond, inner);
+            if (mainGuard) inner = makeIf(mainGuard, inner);
+        }
     }
-    for (size_t j = nLeaves; j-- > beginLoop;) inner = wrapLoop(id, int(j), std::move(inner));
+    if (crossLeaves.empty())
+        for (size_t j = nLeaves; j-- > beginLoop;) inner = wrapLoop(id, int(j), std::move(inner));
 
-    if (red) {
+    if (red && crossLeaves.empty()) {
         // The init: common loops keep their variables, spatial loops below them are re-created.
         std::vector<Expr> ioff(nVars);
         std::vector<te::Var> initVars;
@@ -472,6 +493,91 @@ Stmt StateLowering::emitStage(int id) {
                          makeAttr(attr::kUnrollExplicit, 1, std::move(inner)));
     }
     return inner;
+}
+
+// TVM LowerThreadAllreduce (lower_thread_allreduce.cc, the shared-memory tree of MakeBufAllreduce)
+// on the reduction part of stage `id` (its leaves from `beginLoop` on), whose reduce leaves
+// `crossLeaves` are bound to threadIdx: every thread of the group (n = the product of their
+// extents) folds its share of the serial reduce loops into a private accumulator, the n partial
+// results meet in a Shared buffer red_buf[n] that is halved with a barrier after every step (a first
+// step folds the part above the largest power of two below n, so any n works), and red_buf[0] goes
+// to the stage's buffer, by thread 0 unless that buffer is Local (then every thread needs it).
+//   for threadIdx (the bound reduce leaves) {
+//     acc[0] = identity;  for k (the serial reduce leaves) { if (guard) acc[0] = acc[0] + src; }
+//     red_buf[t] = acc[0];  barrier;
+//     if (t < n - p) red_buf[t] += red_buf[t + p];  barrier;     (p: largest power of two < n)
+//     for o = p/2, ..., 1: if (t < o) red_buf[t] += red_buf[t + o];  barrier;
+//     if (t < 1 && storeGuard) out[idx] = init + red_buf[0];
+//   }
+// The barriers sit inside the thread loops but outside every guard; lowerStateGpu checks that those
+// loops span their launch dimension (no thread skips a barrier). Spatial loops inside the reduction
+// part must have extent 1; nothing may be attached at a bound reduce leaf (UserErrors).
+Stmt StateLowering::crossThreadReduce(int id, const std::vector<size_t>& crossLeaves, size_t beginLoop, const Expr& src,
+                                      const Expr& cond, const Expr& guard, const std::vector<Expr>& storeIdx,
+                                      const Expr& init, const Expr& storeGuard, const std::vector<bool>& reduceLeaf) {
+    const Stage& s = m_state.stage(id);
+    const te::OperationNode* op = s.op.get();
+    const auto* red = op->body[0].as<te::ReduceNode>();
+    const StageData& d = m_st[size_t(id)];
+    const std::vector<te::Var>& loopVar = m_loopVars[size_t(id)];
+    auto bound = [&](size_t j) { return std::find(crossLeaves.begin(), crossLeaves.end(), j) != crossLeaves.end(); };
+    for (size_t j = beginLoop; j < s.iters.size(); ++j) {
+        const Iterator& it = s.iters[j];
+        TB_USER_CHECK(reduceLeaf[j] || it.range->extent == 1)
+            << "lowerState: the cross-thread reduction " << op->name << " has the spatial loop " << it.name
+            << " inside its reduction loops, which the GPU lowering does not support";
+        TB_USER_CHECK(!bound(j) || m_state.attachMap().attachedStages(IterKey(id, int(j))).empty())
+            << "lowerState: a stage is attached at the thread-bound reduction loop " << it.name << " of " << op->name;
+    }
+    int64_t n = 1;
+    Expr tid = te::intImm(0);
+    for (size_t j : crossLeaves) {
+        const int64_t e = s.iters[j].range->extent;
+        tid = n == 1 ? Expr(loopVar[j]) : tid * te::intImm(e) + loopVar[j];
+        n *= e;
+    }
+    const te::DType dt = op->dtype;
+    const Buffer acc = makeBuffer(op->name + ".normal_reduce", {1}, BufferScope::Local, {}, dt);
+    const Buffer buf = makeBuffer(op->name + ".red_buf", {n}, BufferScope::Shared, {}, dt);
+    const Expr accValue = bufferLoad(acc, {te::intImm(0)});
+
+    // This thread's share: the serial reduce loops (the others in the part are of extent 1).
+    Stmt update = makeStore(acc, {te::intImm(0)}, reduceCombine(red->combiner, accValue, src));
+    if (cond) update = makeIf(cond, update);
+    if (guard) update = makeIf(guard, update);
+    for (size_t j = s.iters.size(); j-- > beginLoop;)
+        if (!bound(j) && reduceLeaf[j]) update = wrapLoop(id, int(j), std::move(update));
+
+    std::vector<Stmt> seq{makeStore(acc, {te::intImm(0)}, reduceIdentity(red->combiner, dt)), std::move(update),
+                          makeStore(buf, {tid}, accValue), makeBarrier()};
+    auto step = [&](int64_t offset, const Expr& active) {
+        const Expr mine = bufferLoad(buf, {tid}), other = bufferLoad(buf, {tid + te::intImm(offset)});
+        seq.push_back(makeIf(active, makeStore(buf, {tid}, reduceCombine(red->combiner, mine, other))));
+        seq.push_back(makeBarrier());
+    };
+    int64_t p = 1;
+    while (p * 2 < n) p *= 2;
+    step(p, tid < te::intImm(n - p));
+    for (int64_t o = p / 2; o >= 1; o /= 2) step(o, tid < te::intImm(o));
+
+    const Expr total = bufferLoad(buf, {te::intImm(0)});
+    Stmt out = makeStore(d.buffer, storeIdx, init ? reduceCombine(red->combiner, init, total) : total);
+    Expr outGuard = storeGuard;
+    if (d.buffer->scope != BufferScope::Local) {
+        const Expr head = tid < te::intImm(1);  // t == 0 (OpenCL's clang warns on `if ((t == 0))`)
+        outGuard = outGuard ? te::logicalAnd(head, outGuard) : head;
+    }
+    seq.push_back(outGuard ? makeIf(outGuard, std::move(out)) : std::move(out));
+
+    // red_buf is allocated inside the thread loops (the kernel's emitter declares Shared buffers at
+    // kernel scope), so a reduction at the root starts with its thread loop as a kernel must.
+    Stmt body = makeAllocate(buf, makeAllocate(acc, makeSeq(std::move(seq))));
+    for (size_t k = crossLeaves.size(); k-- > 0;) {
+        const Iterator& it = s.iters[crossLeaves[k]];
+        body = makeFor(loopVar[crossLeaves[k]], te::intImm(0), te::intImm(it.range->extent), ForKind::ThreadBinding,
+                       std::move(body), threadTagOf(it));
+    }
+    return body;
 }
 
 LoweredFunc StateLowering::run(const std::string& name) {

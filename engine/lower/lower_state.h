@@ -20,8 +20,9 @@
 ///     stage's original axes are recovered through its IterVarGraph (split: parent = outer *
 ///     inner_extent + inner; fuse: outer = fused / inner_extent, inner = fused % inner_extent; an
 ///     unsplit axis adds the min of its region). Loops of extent 1 are not emitted (their variable
-///     is 0, as TVM binds it to its min). Loop variables carry the iterator names (`i.0`,
-///     `i.0@j.0@`); a name already used by an enclosing stage gets a `_1`, `_2` suffix (consumers
+///     is 0, as TVM binds it to its min), except blockIdx / threadIdx loops in lowerStateThreaded
+///     (a launch dimension of 1: TVM keeps the thread_extent attribute). Loop variables carry the
+///     iterator names (`i.0`, `i.0@j.0@`); a name already used by an enclosing stage gets a `_1`, `_2` suffix (consumers
 ///     are named first), the re-created spatial loops of a reduction's init end in `.init`.
 ///   - A stage attached by compute_at is emitted at the start of the body of its target loop (before
 ///     the consumer's own statements; several attached stages in stage order). It computes only the
@@ -34,7 +35,9 @@
 ///   - A reduction stores the combiner's identity (or the Reduce's own init) once per output point
 ///     before its outermost reduce loop, in a copy of the spatial loops found below that point
 ///     (TVM's `.init` loops), then the update `C = C + ...` inside all loops; a Reduce condition
-///     becomes an IfThenElse around the update.
+///     becomes an IfThenElse around the update. In lowerStateThreaded, a reduce loop bound to
+///     threadIdx (a cross-thread reduction) becomes an allreduce across those threads instead
+///     (lower_gpu.h; TVM LowerThreadAllreduce).
 ///   - Guards: when a split does not divide its loop, or a stage computes a region that is not its
 ///     whole domain, the store is wrapped in an IfThenElse (TVM's MakeBoundCheck predicates), so no
 ///     loop ever touches memory outside its buffers; guards the simplifier proves true disappear.
@@ -82,8 +85,11 @@ LoweredFunc lowerState(const te::ComputeDAG& dag, const State& state, const std:
 /// stage Shared, a `.local` stage Local, otherwise Shared inside blockIdx loops only, Local inside a
 /// threadIdx or vthread loop, Global outside every thread loop; root stages Global). The region a
 /// stage computes is bound inference's, whose relaxation follows the scope (infer_bound.h: a shared
-/// stage covers every thread and vthread of its block). No barriers, no kernel split. Errors: as
-/// lowerState, except that GPU bindings are accepted (tensorize is still a UserError).
+/// stage covers every thread and vthread of its block). No kernel split, and no barriers except
+/// those of a cross-thread reduction's allreduce (a reduce loop bound to threadIdx, lower_gpu.h).
+/// Errors: as lowerState, except that GPU bindings are accepted (tensorize is still a UserError; a
+/// reduce loop bound to blockIdx / vthread, or a cross-thread reduction with a spatial loop of
+/// extent > 1 inside its reduce loops, is one).
 LoweredFunc lowerStateThreaded(const te::ComputeDAG& dag, const State& state,
                                const std::string& name = "default_function");
 

@@ -437,7 +437,14 @@ Stmt simplifyStmt(const Stmt& s, Analyzer& an) {
             Expr mn = an.simplify(f->min), ext = an.simplify(f->extent);
             int64_t e;
             if (te::isConstInt(ext, &e) && e <= 0) return makeNop();
-            if (te::isConstInt(ext, &e) && e == 1) return simplifyStmt(substitute(f->body, {{f->var, mn}}), an);
+            // A blockIdx / threadIdx loop of extent 1 stays (a launch dimension of 1, TVM's
+            // thread_extent 1); its variable is still replaced by its min.
+            const bool launchAxis = f->forKind == ForKind::ThreadBinding && f->threadTag != "vthread";
+            if (te::isConstInt(ext, &e) && e == 1) {
+                Stmt body = simplifyStmt(substitute(f->body, {{f->var, mn}}), an);
+                if (!launchAxis || isNop(body)) return body;
+                return remakeFor(f, mn, ext, f->forKind, body);
+            }
             auto rm = an.bound(mn), re = an.bound(ext);
             if (rm && re) an.bind(f->var, IntRange{rm->min, rm->max + re->max - 1});
             Stmt body = simplifyStmt(f->body, an);

@@ -18,7 +18,8 @@
 ///     when both operands are proven non-negative;
 ///   - comparisons, `min`, `max`, `select` and `tir.if_then_else` decided from ranges;
 ///   - statements: guards proven true/false are removed, loops of extent 1 are replaced by their
-///     body with the variable substituted, loops of extent 0 disappear.
+///     body with the variable substituted (a blockIdx / threadIdx loop of extent 1 stays around
+///     it: a launch dimension), loops of extent 0 disappear.
 /// Float arithmetic is never re-associated (only TVM's exact folds apply), so results stay bitwise
 /// identical to the unsimplified program.
 

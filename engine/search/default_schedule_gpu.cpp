@@ -13,12 +13,29 @@ namespace {
 
 using te::Operation;
 
+/// A stage without spatial axes (a reduction to a scalar), as TVM topi's all-reduce schedule
+/// (topi/cuda/reduction.py): its reduce loops fused, split by `threads` (by its own extent when
+/// that is smaller) and the inner part bound to threadIdx.x, a cross-thread reduction in one block
+/// (the GPU lowering's allreduce). Returns the index of the threadIdx.x loop.
+int bindScalarReduction(State* st, const te::ComputeDAG& dag, int s, int threads) {
+    const int n = int(st->stage(s).iters.size());
+    TB_USER_CHECK(n >= 1) << "stage " << st->stage(s).op->name << " has no axis to bind to GPU threads (a scalar)";
+    if (n >= 2) {
+        std::vector<int> ids;
+        for (int i = 0; i < n; ++i) ids.push_back(i);
+        fuse(st, dag, s, ids);
+    }
+    const int64_t extent = extentOf(st->stage(s).iters[0]);
+    split(st, dag, s, 0, {extent > 0 && extent < threads ? extent : int64_t(threads)});
+    annotate(st, dag, s, 1, IteratorAnnotation::ThreadX);
+    return 1;
+}
+
 /// Fuses the first `count` loops of stage s, splits the result by `threads` and binds it:
 /// [blockIdx.x, threadIdx.x], or [threadIdx.x] alone when it is no larger than `threads`. Returns
-/// the index of the threadIdx.x loop.
+/// the index of the threadIdx.x loop. A stage without spatial axes goes to bindScalarReduction.
 int bindSpatial(State* st, const te::ComputeDAG& dag, int s, int count, int threads) {
-    TB_USER_CHECK(count >= 1) << "stage " << st->stage(s).op->name
-                              << " has no spatial axis to bind to GPU threads (a reduction to a scalar)";
+    if (count == 0) return bindScalarReduction(st, dag, s, threads);
     if (count >= 2) {
         std::vector<int> ids;
         for (int i = 0; i < count; ++i) ids.push_back(i);

@@ -20,7 +20,10 @@
 ///   3. Every other remaining stage (the output, reductions read by several stages or through
 ///      a reshape) is computed at the root: its spatial axes are fused, split by
 ///      the threads per block and bound to blockIdx.x / threadIdx.x, its reduce loops stay serial
-///      inside; each such stage is one kernel, in stage order.
+///      inside; each such stage is one kernel, in stage order. A reduction to a scalar (no spatial
+///      axis) binds its fused reduce loops across the threads of one block instead (split by the
+///      threads per block, the inner part on threadIdx.x: a cross-thread reduction, as TVM topi's
+///      all-reduce schedule, which the GPU lowering turns into a shared-memory tree reduction).
 /// The result trades speed for certainty (one output element per thread, no shared memory); it is
 /// what untuned groups run on, never what the search returns.
 
@@ -34,8 +37,8 @@ namespace tb::search {
 /// inferBound). threadIdx.x has min(hw.maxThreadsPerBlock, 256) threads (TVM's topi uses the
 /// target's max_num_threads; 256 fits every device, Mali's limit included); a fused extent no larger
 /// than that is bound whole to threadIdx.x (one block). Throws tb::UserError when hw has no thread limit or a
-/// root stage has no spatial axis (a reduction to a scalar: it would need a cross-thread reduction),
-/// InternalError when a step does not apply.
+/// root stage has no axis at all (a scalar computed without reduction), InternalError when a step
+/// does not apply.
 State defaultGpuSchedule(const te::ComputeDAG& dag, const HardwareParams& hw);
 
 }  // namespace tb::search

@@ -3,8 +3,9 @@
 /// \file test_opencl_util.h
 /// \brief A minimal OpenCL runner for the GPU lowering tests (header only, tests only): builds a
 /// GpuModule's OpenCL C on the first OpenCL device (PoCL here), runs its launches in order and reads
-/// the buffers back. The engine's GPU runtime (measure/, device server) is the product code; this
-/// helper exists so the code generator is tested against a real OpenCL compiler on its own.
+/// the buffers back, and compares a module's outputs with the reference interpreter's. The
+/// engine's GPU runtime (measure/, device server) is the product code; this helper exists so the
+/// code generator is tested against a real OpenCL compiler on its own.
 
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -15,6 +16,8 @@
 #include <vector>
 
 #include "engine/codegen/gpu_module.h"
+#include "engine/te/interpreter.h"
+#include "test_util.h"
 
 namespace tb::test {
 
@@ -87,6 +90,23 @@ inline std::vector<std::vector<float>> runOpenCl(const codegen::GpuModule& m, st
     clReleaseCommandQueue(q);
     clReleaseContext(ctx);
     return init;
+}
+
+/// Runs `m` (language OpenCL, its arguments `dag.tensors()` in order) on random inputs (randomInputs
+/// with `seed`) and compares its outputs with the reference interpreter's (compareOutputs). Empty
+/// when equal; else the mismatch, or the error of building or running the module.
+inline QString runAndCompare(const te::ComputeDAG& dag, const codegen::GpuModule& m, unsigned seed) {
+    const auto inputs = randomInputs(dag, seed);
+    std::vector<std::vector<float>> init;
+    for (const auto& b : inputs) init.push_back(b.data);
+    std::vector<std::vector<float>> got;
+    try {
+        got = runOpenCl(m, init);
+    } catch (const std::exception& e) {
+        return QString::fromStdString(e.what());
+    }
+    std::vector<std::vector<float>> outs(got.begin() + long(inputs.size()), got.begin() + m.numArgs);
+    return compareOutputs(outs, te::evaluate(dag, inputs));
 }
 
 }  // namespace tb::test

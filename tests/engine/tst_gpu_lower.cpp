@@ -6,6 +6,7 @@
 #include <QtTest>
 
 #include <fstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -100,22 +101,6 @@ json matmulSteps(int64_t m, int64_t n, int64_t kk, std::array<int64_t, 4> i, std
 
 State gpuState(const te::ComputeDAG& dag, const json& steps) { return inferBound(replaySteps(dag, stepsFromJson(steps))); }
 
-// Runs the OpenCL module and compares its outputs with the interpreter's.
-QString runAndCompare(const te::ComputeDAG& dag, const codegen::GpuModule& m, unsigned seed) {
-    const auto inputs = test::randomInputs(dag, seed);
-    std::vector<std::vector<float>> init;
-    for (const auto& b : inputs) init.push_back(b.data);
-    std::vector<std::vector<float>> got;
-    try {
-        got = test::runOpenCl(m, init);
-    } catch (const std::exception& e) {
-        return QString::fromStdString(e.what());
-    }
-    const auto want = te::evaluate(dag, inputs);
-    std::vector<std::vector<float>> outs(got.begin() + long(inputs.size()), got.begin() + m.numArgs);
-    return test::compareOutputs(outs, want);
-}
-
 // TB_GPU_DUMP=1 prints the IR and sources the tests make (to read what the emitter writes).
 void dump(const std::string& text) {
     if (qEnvironmentVariableIsSet("TB_GPU_DUMP")) qInfo("%s", text.c_str());
@@ -179,7 +164,7 @@ private Q_SLOTS:
         const codegen::GpuModule cl = codegen::buildGpuModule(*dag, s, codegen::GpuLanguage::OpenCL, "conv2d_layer");
         QCOMPARE(count(cl.source, "barrier(CLK_LOCAL_MEM_FENCE);"), 2);
         QCOMPARE(count(cl.source, "__kernel void "), 1);
-        const QString diff = runAndCompare(*dag, cl, 3);
+        const QString diff = test::runAndCompare(*dag, cl, 3);
         QVERIFY2(diff.isEmpty(), qPrintable(diff));
 
         const codegen::GpuModule cu = codegen::buildGpuModule(*dag, s, codegen::GpuLanguage::CUDA, "conv2d_layer");
@@ -208,6 +193,10 @@ private Q_SLOTS:
                                                            << std::vector<int64_t>{1, 8, 2, 1, 2, 4, 1, 1, 4, 2, 4, 64} << 2;
         QTest::addRow("32x32x16 vec 3 (fetch not divisible)")
             << std::vector<int64_t>{32, 32, 16} << std::vector<int64_t>{1, 4, 2, 1, 1, 8, 1, 1, 2, 3, 3, 0} << 1;
+        // The tiles cover the whole matrix: blockIdx.x has extent 1 (a launch of one block), right
+        // above the vthread loop (TVM keeps the loop: thread_extent 1).
+        QTest::addRow("16x16x16 one block, vthread 4") << std::vector<int64_t>{16, 16, 16}
+                                                      << std::vector<int64_t>{2, 4, 2, 1, 2, 4, 2, 1, 4, 2, 2, 0} << 4;
     }
     // Hand-made Ansor-style GPU states of a matmul, several tilings: lower, run on PoCL, compare.
     void testMatmulStates() {
@@ -221,6 +210,8 @@ private Q_SLOTS:
         const lower::GpuLoweredFunc f = lower::lowerStateGpu(*dag, s, "matmul");
         QCOMPARE(int(f.kernels.size()), 1);
         QCOMPARE(f.kernels[0].block[0], t[1] * t[5]);
+        const auto blocks = [](int64_t extent, int64_t tile) { return (extent + tile - 1) / tile; };
+        QCOMPARE(f.kernels[0].grid[0], blocks(mnk[0], t[0] * t[1] * t[2] * t[3]) * blocks(mnk[1], t[4] * t[5] * t[6] * t[7]));
         const std::string ir = f.print();
         dump(ir);
         // Virtual threads are injected (no vthread loop is left): C.local has one copy per vthread.
@@ -231,7 +222,7 @@ private Q_SLOTS:
         const codegen::GpuModule cl = codegen::makeGpuModule(f, codegen::GpuLanguage::OpenCL);
         exportCuda(*dag, codegen::makeGpuModule(f, codegen::GpuLanguage::CUDA),
                    "matmul_" + std::string(QTest::currentDataTag()).substr(0, 8), 11);
-        const QString diff = runAndCompare(*dag, cl, 11);
+        const QString diff = test::runAndCompare(*dag, cl, 11);
         QVERIFY2(diff.isEmpty(), qPrintable(diff + QStringLiteral("\n") + QString::fromStdString(ir)));
     }
 
@@ -322,7 +313,7 @@ private Q_SLOTS:
                    "conv_" + std::to_string(kernels) + "_" + std::to_string(shape[0]) + "_" + std::to_string(shape[1]), 5);
         // Vector stores into the shared tiles where the fetch divides (a guard keeps it scalar).
         QCOMPARE(count(cl.source, "vstore"), vstores);
-        const QString diff = runAndCompare(*dag, cl, 5);
+        const QString diff = test::runAndCompare(*dag, cl, 5);
         QVERIFY2(diff.isEmpty(), qPrintable(diff + QStringLiteral("\n") + QString::fromStdString(f.print())));
     }
 
@@ -365,12 +356,86 @@ private Q_SLOTS:
         const QString cpu = test::userError([&] { lower::lowerState(*dag, s); });
         QVERIFY2(cpu.contains(QStringLiteral("which the CPU lowering does not support")), qPrintable(cpu));
 
-        // A reduce loop bound to threadIdx.x (Ansor's cross-thread reduction) needs an allreduce.
+        // A reduce loop bound to a vthread (or blockIdx) would race: refused.
         auto mm = matmul(16, 16, 64);
         const State r = gpuState(*mm, json::parse(R"([["SP", 2, 2, 64, [32], 1], ["FU", 2, [0, 1]],
-                                                        ["AN", 2, 0, 5], ["AN", 2, 2, 6]])"));
+                                                        ["AN", 2, 0, 5], ["AN", 2, 1, 4], ["AN", 2, 2, 6]])"));
         const QString ar = test::userError([&] { lower::lowerStateGpu(*mm, r); });
-        QVERIFY2(ar.contains(QStringLiteral("cross-thread reduction")), qPrintable(ar));
+        QVERIFY2(ar.contains(QStringLiteral("only threadIdx bindings of a reduction")), qPrintable(ar));
+
+        // A cross-thread reduction over 32 threads inside a kernel of 64 threads: the other 32
+        // would skip its barriers (the loop runs guarded), so it is refused.
+        auto rows = te::placeholder({16, 256}, "A");
+        auto kk = te::reduceAxis(256, "k");
+        auto sum = te::compute({16}, {"i"}, [&](const std::vector<te::Var>& v) { return te::sum(rows(v[0], kk.var), {kk}); }, "B");
+        auto half = te::compute({16}, {"i"}, [&](const std::vector<te::Var>& v) { return sum(v[0]) * te::floatImm(0.5); }, "C");
+        auto rm = std::make_shared<te::ComputeDAG>(std::vector<Tensor>{rows, half});
+        const State narrow = gpuState(*rm, json::parse(R"([["SP", 1, 1, 256, [32], 1], ["AN", 1, 2, 6],
+            ["SP", 2, 0, 16, [64], 1], ["AN", 2, 0, 5], ["AN", 2, 1, 6], ["CA", 1, 2, 0]])"));
+        const QString ne = test::userError([&] { lower::lowerStateGpu(*rm, narrow); });
+        QVERIFY2(ne.contains(QStringLiteral("the others would never reach the barrier")), qPrintable(ne));
+    }
+
+    // Cross-thread reductions (Ansor's CrossThreadReduction sketch; TVM LowerThreadAllreduce): the
+    // reduce loop split by the thread count, its inner part bound to threadIdx.x. A row sum (rows on
+    // blockIdx.x), a scalar sum (one block: the thread loop is the kernel's outermost) and a matmul
+    // (blockIdx over i*j), with power-of-two and other thread counts and reduce lengths that the
+    // split does not divide. Each lowers to a tree in shared memory with log2 barrier steps and runs
+    // on PoCL equal to the interpreter.
+    void testCrossThreadReduction_data() {
+        QTest::addColumn<QString>("kind");
+        QTest::addColumn<int64_t>("length");   // reduce length
+        QTest::addColumn<int64_t>("threads");  // threadIdx.x extent
+        QTest::addColumn<int>("barriers");     // 1 + ceil(log2(threads))
+        for (const char* kind : {"rows", "scalar"}) {
+            for (auto [len, threads, barriers] : {std::tuple<int64_t, int64_t, int>{300, 32, 6}, {256, 64, 7}, {300, 100, 8},
+                                                  {70, 100, 8}}) {
+                QTest::addRow("%s %lld by %lld threads", kind, (long long)len, (long long)threads)
+                    << QString::fromLatin1(kind) << len << threads << barriers;
+            }
+        }
+        QTest::addRow("matmul 12x10x96 by 32 threads") << QStringLiteral("matmul") << int64_t(96) << int64_t(32) << 6;
+    }
+    void testCrossThreadReduction() {
+        QFETCH(QString, kind);
+        QFETCH(int64_t, length);
+        QFETCH(int64_t, threads);
+        QFETCH(int, barriers);
+        std::shared_ptr<const te::ComputeDAG> dag;
+        json steps;
+        const std::string t = std::to_string(threads), len = std::to_string(length);
+        if (kind == QStringLiteral("matmul")) {
+            dag = matmul(12, 10, length);
+            steps = json::parse(R"([["SP", 2, 2, )" + len + ", [" + t + R"(], 1], ["FU", 2, [0, 1]],
+                                    ["AN", 2, 0, 5], ["AN", 2, 2, 6]])");
+        } else {
+            const bool rows = kind == QStringLiteral("rows");
+            auto a = rows ? te::placeholder({7, length}, "A") : te::placeholder({length}, "A");
+            auto k = te::reduceAxis(length, "k");
+            auto b = te::compute(rows ? std::vector<int64_t>{7} : std::vector<int64_t>{}, rows ? std::vector<std::string>{"i"} : std::vector<std::string>{},
+                                 [&](const std::vector<te::Var>& v) { return te::sum(rows ? a(v[0], k.var) : a(k.var), {k}); }, "B");
+            dag = std::make_shared<te::ComputeDAG>(std::vector<Tensor>{a, b});
+            steps = rows ? json::parse(R"([["SP", 1, 1, )" + len + ", [" + t + R"(], 1], ["AN", 1, 0, 5], ["AN", 1, 2, 6]])")
+                         : json::parse(R"([["SP", 1, 0, )" + len + ", [" + t + R"(], 1], ["AN", 1, 1, 6]])");
+        }
+        const State s = gpuState(*dag, steps);
+        const lower::GpuLoweredFunc f = lower::lowerStateGpu(*dag, s, "red");
+        QCOMPARE(int(f.kernels.size()), 1);
+        const lower::GpuKernel& k = f.kernels[0];
+        QCOMPARE(k.block, (std::array<int64_t, 3>{threads, 1, 1}));
+        QCOMPARE(k.grid[0], kind == QStringLiteral("rows") ? 7 : kind == QStringLiteral("matmul") ? 120 : 1);
+        QCOMPARE(k.sharedBytes, threads * 4);
+        const std::string ir = f.print();
+        dump(ir);
+        QCOMPARE(count(ir, "barrier"), barriers);
+        const codegen::GpuModule cl = codegen::makeGpuModule(f, codegen::GpuLanguage::OpenCL);
+        dump(cl.source);
+        QCOMPARE(count(cl.source, "barrier(CLK_LOCAL_MEM_FENCE);"), barriers);
+        const codegen::GpuModule cu = codegen::makeGpuModule(f, codegen::GpuLanguage::CUDA);
+        QCOMPARE(count(cu.source, "__syncthreads();"), barriers);
+        exportCuda(*dag, cu, "allreduce_" + kind.toStdString() + "_" + len + "_" + t, 7);
+        const QString diff = test::runAndCompare(*dag, cl, 7);
+        QVERIFY2(diff.isEmpty(), qPrintable(diff + QStringLiteral("\n") + QString::fromStdString(ir)));
     }
 };
 

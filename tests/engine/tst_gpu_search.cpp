@@ -4,6 +4,8 @@
 // (../shared/data/logs/ansor/tvm_ci_conv2d.json) and the HardwareParams limits of the target.
 #include <QtTest>
 
+#include <tuple>
+
 #include <nlohmann/json.hpp>
 
 #include "engine/graph/task_extraction.h"
@@ -493,16 +495,31 @@ private Q_SLOTS:
         QCOMPARE(threads[size_t(kernels[0].rootStage)].threadX, int64_t(256));
         checkPopulation(t, {s});
 
-        // A reduction to a scalar has no spatial axis to bind: a clear error, not a racy kernel.
-        Tensor v = placeholder({128}, "A");
-        auto k = reduceAxis(128, "k");
-        Tensor b = compute({}, std::vector<std::string>{}, [&](const std::vector<Var>&) { return sum(v(k.var), {k}); }, "B");
+        // A reduction to a scalar has no spatial axis: its (fused) reduce loops are split by the
+        // threads per block (by their own extent when smaller) and the inner part bound to
+        // threadIdx.x, a cross-thread reduction in one block (TVM topi's all-reduce schedule).
+        for (auto [shape, kindsWant, threadsWant] : {std::tuple<std::vector<int64_t>, const char*, int64_t>{{1000}, "SP AN", 256},
+                                                     {{10, 30}, "FU SP AN", 256},
+                                                     {{100}, "SP AN", 100}}) {
+            Tensor v = placeholder(shape, "A");
+            t = test::gpuSearchTask(std::make_shared<ComputeDAG>(std::vector<Tensor>{v, topi::sum(v)}));
+            s = inferBound(search::defaultGpuSchedule(*t.dag, t.hardware));
+            QCOMPARE(kinds(s), QString::fromLatin1(kindsWant));
+            QVERIFY(search::hasCrossThreadReduction(s, 1));
+            QCOMPARE(search::gpuThreadExtents(s)[1].threadX, threadsWant);
+            QCOMPARE(search::gpuThreadExtents(s)[1].blockX, int64_t(1));
+            checkPopulation(t, {s});
+        }
+
+        // A scalar without reduction has no loop to bind at all: a clear error.
+        Tensor v = placeholder({4}, "A");
+        Tensor b = compute({}, std::vector<std::string>{}, [&](const std::vector<Var>&) { return v(intImm(2)) * floatImm(2.0); }, "B");
         t = test::gpuSearchTask(std::make_shared<ComputeDAG>(std::vector<Tensor>{v, b}));
         try {
             search::defaultGpuSchedule(*t.dag, t.hardware);
-            QFAIL("a scalar reduction got a GPU default schedule");
+            QFAIL("a scalar got a GPU default schedule");
         } catch (const UserError& e) {
-            QVERIFY2(std::string(e.what()).find("has no spatial axis to bind to GPU threads") != std::string::npos, e.what());
+            QVERIFY2(std::string(e.what()).find("has no axis to bind to GPU threads") != std::string::npos, e.what());
         }
     }
 

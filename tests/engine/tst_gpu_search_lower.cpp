@@ -9,7 +9,7 @@
 #include "engine/codegen/codegen_gpu_source.h"
 #include "engine/schedule/infer_bound.h"
 #include "engine/search/cost_model.h"
-#include "engine/search/gpu_limits.h"
+#include "engine/search/default_schedule_gpu.h"
 #include "engine/search/sketch_policy.h"
 #include "engine/te/interpreter.h"
 #include "engine/topi/nn.h"
@@ -37,70 +37,47 @@ std::vector<State> searchedStates(const search::SearchTask& t, uint64_t seed) {
     return states;
 }
 
-// Whether lowerStateGpu's known limitation hits `s`: it elides a thread loop of extent 1, so a
-// kernel whose blockIdx.x has extent 1 starts with its vthread loop, which it then rejects ("Did you
-// forget to bind?"). TVM keeps such a loop (thread_extent 1); the GPU lowering is to follow.
-bool blockOfOneBeforeVthread(const State& s, const std::string& error) {
-    if (error.find("Did you forget to bind?") == std::string::npos) return false;
-    const auto ext = search::gpuThreadExtents(s);
-    for (size_t sid = 0; sid < ext.size(); ++sid) {
-        const Stage& st = s.stage(int(sid));
-        if (st.computeAt != ComputeAtKind::Root || st.opType != StageKind::Compute || st.iters.size() < 2) continue;
-        if (st.iters[0].annotation == IteratorAnnotation::BlockX && st.iters[0].range && st.iters[0].range->extent == 1 &&
-            st.iters[1].annotation == IteratorAnnotation::VThread)
-            return true;
-    }
-    return false;
-}
-
-// Lowers every state to a GpuModule in both languages; the launches stay within the limits.
-// Returns the states that lowered (all but those of the known limitation above).
-std::vector<State> checkLowers(const search::SearchTask& t, const std::vector<State>& states) {
+// Lowers every state to a GpuModule in both languages and checks that the launches stay within
+// the limits the search pruned with. Every searched state must lower (TVM builds them all: a
+// blockIdx loop of extent 1 is a launch of one block). Sets `error` to the first failure (with the
+// state) and returns the states checked so far.
+std::vector<State> checkLowers(const search::SearchTask& t, const std::vector<State>& states, QString& error) {
     std::vector<State> lowered;
-    int limited = 0;
     for (const State& s : states) {
         codegen::GpuModule m;
         try {
             m = codegen::buildGpuModule(*t.dag, s, codegen::GpuLanguage::OpenCL);
             codegen::buildGpuModule(*t.dag, s, codegen::GpuLanguage::CUDA);
         } catch (const std::exception& e) {
-            if (blockOfOneBeforeVthread(s, e.what())) {
-                ++limited;
-                continue;
-            }
-            qWarning("%s\n%s", e.what(), s.toStr().c_str());
-            return {};
+            error = QString::fromStdString(std::string(e.what()) + "\n" + s.toStr());
+            return lowered;
         }
         for (const auto& l : m.launches) {
             if (l.block[0] * l.block[1] * l.block[2] > t.hardware.maxThreadsPerBlock ||
                 l.sharedBytes > t.hardware.maxSharedMemoryPerBlock) {
-                qWarning("launch over the limits:\n%s", s.toStr().c_str());
-                return {};
+                error = QString::fromStdString("launch over the limits:\n" + s.toStr());
+                return lowered;
             }
         }
-        if (m.launches.empty()) return {};
+        if (m.launches.empty()) {
+            error = QString::fromStdString("no launch:\n" + s.toStr());
+            return lowered;
+        }
         lowered.push_back(s);
     }
-    if (limited) qWarning("%d of %d states hit lowerStateGpu's blockIdx-of-extent-1 limitation", limited, int(states.size()));
     return lowered;
 }
 
 // Runs the OpenCL module of `s` on random inputs and compares the outputs with the interpreter's.
 // Empty when equal; else the mismatch, or the error of lowering, emitting or running.
 QString runsCorrectly(const search::SearchTask& t, const State& s, unsigned seed) {
-    const auto inputs = test::randomInputs(*t.dag, seed);
-    std::vector<std::vector<float>> init;
-    for (const auto& b : inputs) init.push_back(b.data);
-    std::vector<std::vector<float>> got;
     codegen::GpuModule m;
     try {
         m = codegen::buildGpuModule(*t.dag, s, codegen::GpuLanguage::OpenCL);
-        got = test::runOpenCl(m, init);
     } catch (const std::exception& e) {
         return QString::fromStdString(e.what());
     }
-    std::vector<std::vector<float>> outs(got.begin() + long(inputs.size()), got.begin() + m.numArgs);
-    return test::compareOutputs(outs, te::evaluate(*t.dag, inputs));
+    return test::runAndCompare(*t.dag, m, seed);
 }
 
 void checkRuns(const search::SearchTask& t, const std::vector<State>& states, size_t count) {
@@ -132,7 +109,9 @@ private Q_SLOTS:
         auto t = test::gpuSearchTask(test::conv2dLayer(1, 7, 7, 512, 512, 3, 3, 1, 1));
         const auto states = searchedStates(t, 1);
         QVERIFY(!states.empty());
-        QVERIFY(!checkLowers(t, states).empty());
+        QString error;
+        QCOMPARE(checkLowers(t, states, error).size(), states.size());
+        QVERIFY2(error.isEmpty(), qPrintable(error));
     }
 
     // Smaller workloads (PoCL runs them in a moment): lower and compute the right values. Mali: the
@@ -157,30 +136,67 @@ private Q_SLOTS:
             t = test::gpuSearchTask(matmulDag(64, 64, 64), "opencl -keys=mali,opencl,gpu -device=mali", HardwareParams::mali());
         const auto states = searchedStates(t, 2);
         QVERIFY(!states.empty());
-        const auto lowered = checkLowers(t, states);
-        QVERIFY(!lowered.empty());
+        QString error;
+        const auto lowered = checkLowers(t, states, error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QCOMPARE(lowered.size(), states.size());
         checkRuns(t, lowered, 3);
     }
 
-    // A row sum with little spatial work: the search's cross-thread reduction (TVM lowers the
-    // threadIdx.x-bound reduce loop to an allreduce across the block) and the plain sketch.
+    // Reductions with little spatial work: the search's cross-thread reduction (the threadIdx.x-bound
+    // reduce loop lowers to an allreduce across the block) and the plain sketch. A row sum (the
+    // reduction is its own kernel), and a row sum divided by the row length (the reduction computed
+    // inside its elementwise consumer's block loop, its result in shared memory); every state of a
+    // short search lowers, a few run.
+    void testCrossThreadReductionRuns_data() {
+        QTest::addColumn<bool>("withConsumer");
+        QTest::newRow("row sum") << false;
+        QTest::newRow("row mean (fused consumer)") << true;
+    }
     void testCrossThreadReductionRuns() {
+        QFETCH(bool, withConsumer);
         if (!test::openClAvailable()) QSKIP("no OpenCL device (install pocl-opencl-icd: scripts/setup)");
         Tensor a = placeholder({16, 256}, "A");
-        auto t = test::gpuSearchTask(std::make_shared<ComputeDAG>(ComputeDAG::fromOutputs({topi::sum(a, std::vector<int>{1})})));
+        const Tensor sum = topi::sum(a, std::vector<int>{1});
+        const Tensor out = withConsumer ? compute(sum.shape(), {"i"}, [&](const std::vector<Var>& v) {
+            return sum(v[0]) / floatImm(256.0);
+        }, "mean") : sum;
+        auto t = test::gpuSearchTask(std::make_shared<ComputeDAG>(ComputeDAG::fromOutputs({out})));
         const auto sketches = search::generateSketches(t);
         QCOMPARE(int(sketches.size()), 2);
         search::SketchPolicy policy(t, std::make_shared<cost_model::RandomModel>(1), search::SketchPolicyParams{}, 1);
         std::mt19937_64 rng(1);
         const State crossThread = inferBound(policy.randomAnnotate(sketches[0], rng));
         const State plain = inferBound(policy.randomAnnotate(sketches[1], rng));
-        QVERIFY(search::hasCrossThreadReduction(crossThread, 1));
+        QVERIFY(search::hasCrossThreadReduction(crossThread, withConsumer ? 2 : 1));
+        if (withConsumer) QCOMPARE(crossThread.stage(1).computeAt, ComputeAtKind::Iter);
         QCOMPARE(runsCorrectly(t, plain, 1), QString());
-        QEXPECT_FAIL("", "the GPU lowering has no cross-thread allreduce yet (h-gpulower: a threadIdx.x-bound "
-                         "reduce loop races, or is refused since h-gpulower 7dc0ca2)", Continue);
         QCOMPARE(runsCorrectly(t, crossThread, 1), QString());
+
+        const auto states = searchedStates(t, 3);
+        QString error;
+        QCOMPARE(checkLowers(t, states, error).size(), states.size());
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const bool anyCross = std::any_of(states.begin(), states.end(), [&](const State& s) {
+            return search::hasCrossThreadReduction(s, withConsumer ? 2 : 1);
+        });
+        QVERIFY(anyCross);
+        checkRuns(t, states, 4);
     }
 
+
+    // The GPU default schedule of a reduction to a scalar (its reduce loops across the threads of
+    // one block) runs on PoCL equal to the interpreter: 1000 elements over 256 threads (a guarded
+    // split), 100 over 100 (not a power of two), a 10 x 30 sum (fused reduce loops).
+    void testDefaultScheduleScalarReductionRuns() {
+        if (!test::openClAvailable()) QSKIP("no OpenCL device (install pocl-opencl-icd: scripts/setup)");
+        for (const std::vector<int64_t>& shape : {std::vector<int64_t>{1000}, {100}, {10, 30}}) {
+            Tensor a = placeholder(shape, "A");
+            auto t = test::gpuSearchTask(std::make_shared<ComputeDAG>(std::vector<Tensor>{a, topi::sum(a)}));
+            const State s = inferBound(search::defaultGpuSchedule(*t.dag, t.hardware));
+            QCOMPARE(runsCorrectly(t, s, 5), QString());
+        }
+    }
 };
 
 QTEST_GUILESS_MAIN(TestGpuSearchLower)
