@@ -623,13 +623,15 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
     // 4. Machine code, through the kernel cache, then loaded in process (CPU targets; a GPU
     // network's source is assembled after the memory plan and compiled by the device).
     t0 = std::chrono::steady_clock::now();
-    if (!gpu) mod.m_kernels.resize(jobs.size());
-    codegen::CompileOptions co{false, false};
-    ThreadPool::global().parallelFor(int64_t(jobs.size()), [&](int64_t i) {
-        auto k = codegen::compileCached(jobs[size_t(i)].func, target, co);
-        mod.m_kernels[size_t(i)] = k;
-        jobs[size_t(i)].report.compileSeconds = k->compileSeconds;
-    });
+    if (!gpu) {
+        mod.m_kernels.resize(jobs.size());
+        codegen::CompileOptions co{false, false};
+        ThreadPool::global().parallelFor(int64_t(jobs.size()), [&](int64_t i) {
+            auto k = codegen::compileCached(jobs[size_t(i)].func, target, co);
+            mod.m_kernels[size_t(i)] = k;
+            jobs[size_t(i)].report.compileSeconds = k->compileSeconds;
+        });
+    }
     rep.compileSeconds = secondsSince(t0);
     t0 = std::chrono::steady_clock::now();
     if (options.load && !gpu)
