@@ -207,7 +207,7 @@ DeviceRun runGpuNetworkOnDevice(const graph::Graph& g, const CompiledModule& mod
             run.result.serverKey = e.serverKey;
         }
     };
-    say("Request a " + std::string(codegen::gpuLanguageName(gm->language)) + " device of key '" + ro.key + "' from " +
+    say("Request a device of key '" + ro.key + "' (" + codegen::gpuLanguageName(gm->language) + ") from " +
         ro.trackerHost + ":" + std::to_string(ro.trackerPort) + " and run the network (" +
         std::to_string(gm->launches.size()) + " kernel launches) there...");
     std::unique_ptr<measure::ProgramRunner> runner = measure::makeRpcRunner(o);
