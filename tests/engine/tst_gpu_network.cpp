@@ -5,10 +5,13 @@
 // launched in order over the memory plan's buffers; the logits equal the graph interpreter's.
 #include <QtTest>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/codegen/gpu_module.h"
 #include "engine/graph/zoo.h"
 #include "engine/measure/gpu_device.h"
 #include "engine/runtime/build_module.h"
+#include "engine/support/error.h"
 #include "runtime_test_util.h"
 
 using namespace tb;
@@ -19,7 +22,7 @@ using tb::test::withLogits;
 
 class TestGpuNetwork : public QObject {
     Q_OBJECT
-private slots:
+private Q_SLOTS:
     void initTestCase() {
         // PoCL is installed by scripts/setup; without an OpenCL device these tests cannot run.
         QVERIFY2(gpu::gpuDeviceCount(gpu::GpuApi::OpenCL) > 0, "no OpenCL device (scripts/setup installs PoCL)");
