@@ -348,9 +348,10 @@ Stmt StateLowering::emitStage(int id) {
     std::vector<size_t> crossLeaves;
     for (size_t j = 0; j < nLeaves; ++j) {
         const Iterator& it = s.iters[j];
-        if (!isThreadBinding(it.annotation) || !(flag[size_t(it.var)] & 2)) continue;
+        // (On a CPU, the loop's kind is refused like every GPU binding.)
+        if (!m_gpu || !isThreadBinding(it.annotation) || !(flag[size_t(it.var)] & 2)) continue;
         const std::string tag(annotationString(it.annotation));
-        TB_USER_CHECK(m_gpu && tag.compare(0, 10, "threadIdx.") == 0)
+        TB_USER_CHECK(tag.compare(0, 10, "threadIdx.") == 0)
             << "lowerState: the reduction loop " << it.name << " of stage " << op->name << " is bound to " << tag
             << "; only threadIdx bindings of a reduction (a cross-thread reduction) are supported";
         if (it.range->extent > 1) crossLeaves.push_back(j);
