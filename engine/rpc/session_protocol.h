@@ -23,6 +23,8 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "engine/rpc/protocol.h"
 #include "engine/rpc/socket.h"
@@ -54,10 +56,27 @@ SessionMessage readSessionMessage(int fd, std::uint64_t maxBytes, Deadline deadl
 /// Field `name` of the JSON object `j` as T, `dflt` when absent. Throws RpcError(kProtocol)
 /// "<context>: field '<name>' has the wrong type" when it does not convert (the session messages'
 /// JSON bodies: run requests, network calls).
+namespace detail {
+template <class T>
+struct IsIntVector : std::false_type {};
+template <class U>
+struct IsIntVector<std::vector<U>> : std::bool_constant<std::is_integral_v<U> && !std::is_same_v<U, bool>> {};
+}  // namespace detail
+
 template <class T>
 T jsonField(const Json& j, const char* name, T dflt, const std::string& context) {
     auto it = j.find(name);
     if (it == j.end()) return dflt;
+    // An integer field must hold JSON integers: nlohmann converts a float such as 6.5e20 with a
+    // cast that is undefined outside the integer's range (found by fuzz_session).
+    bool integersOk = true;
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        integersOk = it->is_number_integer();
+    } else if constexpr (detail::IsIntVector<T>::value) {
+        if (it->is_array())
+            for (const auto& v : *it) integersOk = integersOk && v.is_number_integer();
+    }
+    if (!integersOk) throw RpcError(RpcError::Kind::kProtocol, context + ": field '" + name + "' has the wrong type");
     try {
         return it->get<T>();
     } catch (const std::exception&) {

@@ -497,6 +497,25 @@ private Q_SLOTS:
     }
 
     // ---- encoders ----
+    // Integer fields of session messages take JSON integers only: a float there (6.5e20 as an
+    // argument's shape, found by fuzz_session; kept as tests/fuzz/regressions/session/
+    // float-outside-int64-in-integer-field) was cast to long by nlohmann, undefined behaviour.
+    void testIntegerFieldsRejectFloats() {
+        const Json j = Json::parse(R"({"n": 6.49223e20, "v": [1, 2.5], "ok": 7, "list": [1, 2]})");
+        for (const char* name : {"n"}) {
+            try {
+                jsonField<long>(j, name, 0L, "run request");
+                QFAIL("a float was accepted as an integer");
+            } catch (const RpcError& e) {
+                QCOMPARE(QString::fromStdString(e.what()), QStringLiteral("run request: field 'n' has the wrong type"));
+            }
+        }
+        QVERIFY_THROWS_EXCEPTION(RpcError, jsonField<std::vector<long>>(j, "v", {}, "run request"));
+        QCOMPARE(jsonField<long>(j, "ok", 0L, "run request"), 7L);
+        QCOMPARE(jsonField<std::vector<long>>(j, "list", {}, "run request"), (std::vector<long>{1, 2}));
+        QCOMPARE(jsonField<double>(j, "n", 0.0, "run request"), 6.49223e20);  // a double field keeps it
+    }
+
     void testPyDumps_data() {
         QTest::addColumn<QString>("json");
         QTest::addColumn<QString>("python");
