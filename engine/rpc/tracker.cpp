@@ -82,7 +82,8 @@ bool isIntegral(const Json& v, long long* out) {
     }
     if (v.is_number_float()) {
         const double d = v.get<double>();
-        if (d == double(static_cast<long long>(d))) {
+        // In range before the cast (fuzz_tracker: 1e83 cast to long long, UBSan); NaN fails both.
+        if (d >= -9.2e18 && d <= 9.2e18 && d == double(static_cast<long long>(d))) {
             *out = static_cast<long long>(d);
             return true;
         }
