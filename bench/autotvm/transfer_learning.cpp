@@ -3,7 +3,9 @@
 // use_transfer_learning) help the XGB tuner on a new task?
 //
 // What it measures. Task A (default: resnet-18 conv 3x3 64x56x56, conv2d_NCHWc.x86) is tuned once
-// with the XGB tuner for --source-trials trials; its records are the history. Then, per seed, task
+// with the XGB tuner for --source-trials trials; its records are the history. --source takes a
+// list (A1,A2,...): each is tuned in turn and the history holds all their records, as the tmp log
+// of TVM's tutorials does when use_transfer_learning tunes a network's tasks in sequence. Then, per seed, task
 // B (default: the similar conv 3x3 128x28x28 of layer 2, the same template and schedule) is tuned
 // for --trials trials twice, interleaved: without history, and with the XGB tuner's
 // loadHistory(records of A, min_seed_records) before the first trial (a base model fitted on A's
@@ -20,7 +22,7 @@
 // How long: (source-trials + 2 x seeds x trials) measurements at 0.2-0.3 s each on a 2-core
 // machine; the defaults (128 + 2 x 3 x 64) take about 3 minutes.
 //
-//   transfer_learning [--source r18_3x3_56] [--target r18_3x3_28] [--source-trials 128]
+//   transfer_learning [--source r18_3x3_56[,r18_3x3_14...]] [--target r18_3x3_28] [--source-trials 128]
 //                     [--trials 64] [--seeds 0,1,2] [--tuner xgb] [--min-seed-records 100]
 //                     [--goal 0.9] [--n-parallel N] [--number 10] [--repeat 1]
 //                     [--min-repeat-ms 0] [--timeout 10]
@@ -31,7 +33,7 @@ using namespace tb;
 namespace {
 
 const char* kUsage =
-    "Usage: transfer_learning [--source T] [--target T] [--source-trials 128] [--trials 64]\n"
+    "Usage: transfer_learning [--source T[,T...]] [--target T] [--source-trials 128] [--trials 64]\n"
     "                         [--seeds 0,1,2] [--tuner xgb] [--min-seed-records 100] [--goal 0.9]\n"
     "                         [--n-parallel N] [--number 10] [--repeat 1] [--min-repeat-ms 0] [--timeout 10]\n"
     "Tunes --source, then --target with and without the source's records as history, and prints the\n"
@@ -58,12 +60,21 @@ int main(int argc, char** argv) {
         bench::Measurer m(a);
         const auto t0 = std::chrono::steady_clock::now();
 
-        const autotvm::Task src = m.task("conv2d_NCHWc.x86", convTask(srcName));
+        // The history: every source task's records, as in TVM's tutorials, where the tmp log of the
+        // tasks tuned so far is the transfer-learning history of the next one.
+        bench::TuneRun history;
+        std::vector<autotvm::Task> srcTasks;
+        const auto srcNames = a.list("source", "r18_3x3_56");
+        srcTasks.reserve(srcNames.size());
+        for (const std::string& name : srcNames) {
+            srcTasks.push_back(m.task("conv2d_NCHWc.x86", convTask(name)));
+            auto srcTuner = autotvm::makeTuner(tunerName, srcTasks.back(), 1000);
+            const bench::TuneRun run = bench::tune(*srcTuner, srcTasks.back(), srcTrials, m);
+            std::printf("Source %s: %zu records, best %.2f GFLOPS, %d failed (%.0f s)\n", name.c_str(),
+                        run.records.size(), run.best(), run.failed, run.seconds);
+            history.records.insert(history.records.end(), run.records.begin(), run.records.end());
+        }
         const autotvm::Task dst = m.task("conv2d_NCHWc.x86", convTask(dstName));
-        auto srcTuner = autotvm::makeTuner(tunerName, src, 1000);
-        const bench::TuneRun history = bench::tune(*srcTuner, src, srcTrials, m);
-        std::printf("Source %s: %zu records, best %.2f GFLOPS, %d failed (%.0f s)\n", srcName.c_str(),
-                    history.records.size(), history.best(), history.failed, history.seconds);
 
         struct Row {
             std::string seed;

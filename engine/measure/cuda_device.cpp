@@ -8,8 +8,11 @@
 #include <dlfcn.h>
 #include <glob.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <map>
+#include <thread>
 #include <mutex>
 #include <vector>
 
@@ -219,33 +222,41 @@ void check(CUresult rc, const char* what, int errorNo = kErrorRuntimeDevice) {
     if (rc != CUDA_SUCCESS) throw GpuError(errorNo, cuError(what, rc));
 }
 
+/// NVRTC: `source` -> a CUBIN for sm_<ccMajor><ccMinor>. Throws GpuError(COMPILE_DEVICE) with the
+/// compiler's log. NVRTC is thread-safe (each call has its own nvrtcProgram), so CudaDevice::
+/// precompile runs this on several threads.
+std::vector<char> compileCubin(const Cuda& c, const std::string& source, int ccMajor, int ccMinor) {
+    if (!c.nvrtcError.empty()) throw GpuError(kErrorCompileDevice, c.nvrtcError);
+    nvrtcProgram prog = nullptr;
+    nvrtcResult nr = c.nvrtcCreateProgram(&prog, source.c_str(), "tunebench_module.cu", 0, nullptr, nullptr);
+    if (nr != 0) throw GpuError(kErrorCompileDevice, std::string("nvrtcCreateProgram: ") + c.nvrtcGetErrorString(nr));
+    const std::string arch = "--gpu-architecture=sm_" + std::to_string(ccMajor) + std::to_string(ccMinor);
+    const char* opts[] = {arch.c_str(), "--std=c++17"};
+    nr = c.nvrtcCompileProgram(prog, 2, opts);
+    std::string log;
+    size_t logSize = 0;
+    if (c.nvrtcGetProgramLogSize(prog, &logSize) == 0 && logSize > 1) {
+        log.resize(logSize);
+        c.nvrtcGetProgramLog(prog, log.data());
+        while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+    }
+    if (nr != 0) {
+        c.nvrtcDestroyProgram(&prog);
+        throw GpuError(kErrorCompileDevice, std::string("NVRTC compilation (") + arch + ") failed: " +
+                                                c.nvrtcGetErrorString(nr) + (log.empty() ? "" : ":\n" + log));
+    }
+    size_t n = 0;
+    c.nvrtcGetCUBINSize(prog, &n);
+    std::vector<char> cubin(n);
+    c.nvrtcGetCUBIN(prog, cubin.data());
+    c.nvrtcDestroyProgram(&prog);
+    return cubin;
+}
+
 class CudaProgram final : public GpuProgram {
 public:
-    CudaProgram(const Cuda& c, const codegen::GpuModule& m, int ccMajor, int ccMinor) : m_c(c), m_module(m) {
-        if (!c.nvrtcError.empty()) throw GpuError(kErrorCompileDevice, c.nvrtcError);
-        nvrtcProgram prog = nullptr;
-        nvrtcResult nr = c.nvrtcCreateProgram(&prog, m.source.c_str(), "tunebench_module.cu", 0, nullptr, nullptr);
-        if (nr != 0) throw GpuError(kErrorCompileDevice, std::string("nvrtcCreateProgram: ") + c.nvrtcGetErrorString(nr));
-        const std::string arch = "--gpu-architecture=sm_" + std::to_string(ccMajor) + std::to_string(ccMinor);
-        const char* opts[] = {arch.c_str(), "--std=c++17"};
-        nr = c.nvrtcCompileProgram(prog, 2, opts);
-        std::string log;
-        size_t logSize = 0;
-        if (c.nvrtcGetProgramLogSize(prog, &logSize) == 0 && logSize > 1) {
-            log.resize(logSize);
-            c.nvrtcGetProgramLog(prog, log.data());
-            while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-        }
-        if (nr != 0) {
-            c.nvrtcDestroyProgram(&prog);
-            throw GpuError(kErrorCompileDevice, std::string("NVRTC compilation (") + arch + ") failed: " +
-                                                    c.nvrtcGetErrorString(nr) + (log.empty() ? "" : ":\n" + log));
-        }
-        size_t n = 0;
-        c.nvrtcGetCUBINSize(prog, &n);
-        std::vector<char> cubin(n);
-        c.nvrtcGetCUBIN(prog, cubin.data());
-        c.nvrtcDestroyProgram(&prog);
+    /// `cubin`: compileCubin of m.source.
+    CudaProgram(const Cuda& c, const codegen::GpuModule& m, const std::vector<char>& cubin) : m_c(c), m_module(m) {
         check(c.cuModuleLoadData(&m_cuModule, cubin.data()), "cuModuleLoadData", kErrorCompileDevice);
         for (const codegen::GpuLaunch& l : m.launches) {
             if (m_functions.count(l.entry)) continue;
@@ -375,8 +386,49 @@ public:
         if (m.language != codegen::GpuLanguage::CUDA)
             throw GpuError(kErrorCompileDevice, std::string("a CUDA device cannot run an ") +
                                                     codegen::gpuLanguageName(m.language) + " module");
+        std::vector<char> cubin;
+        {
+            std::unique_lock lock(m_mutex);
+            auto it = m_precompiled.find(m.source);
+            if (it != m_precompiled.end()) {
+                Compiled done = std::move(it->second);
+                m_precompiled.erase(it);
+                lock.unlock();
+                if (!done.error.empty()) throw GpuError(kErrorCompileDevice, done.error);
+                cubin = std::move(done.cubin);
+            }
+        }
+        if (cubin.empty()) cubin = compileCubin(m_c, m.source, m_ccMajor, m_ccMinor);
         check(m_c.cuCtxSetCurrent(m_context), "cuCtxSetCurrent");
-        return std::make_unique<CudaProgram>(m_c, m, m_ccMajor, m_ccMinor);
+        return std::make_unique<CudaProgram>(m_c, m, cubin);
+    }
+
+    void precompile(const std::vector<const codegen::GpuModule*>& modules, int threads) override {
+        std::vector<const std::string*> todo;
+        {
+            std::lock_guard lock(m_mutex);
+            for (const codegen::GpuModule* m : modules)
+                if (m && m->language == codegen::GpuLanguage::CUDA && m_precompiled.emplace(m->source, Compiled{}).second)
+                    todo.push_back(&m->source);
+        }
+        std::atomic<size_t> next{0};
+        auto work = [&] {
+            for (size_t i; (i = next.fetch_add(1)) < todo.size();) {
+                Compiled out;
+                try {
+                    out.cubin = compileCubin(m_c, *todo[i], m_ccMajor, m_ccMinor);
+                } catch (const std::exception& e) {
+                    out.error = e.what();
+                }
+                std::lock_guard lock(m_mutex);
+                m_precompiled[*todo[i]] = std::move(out);
+            }
+        };
+        std::vector<std::thread> pool;
+        const size_t n = std::min<size_t>(todo.size(), size_t(std::max(1, threads)));
+        for (size_t t = 1; t < n; ++t) pool.emplace_back(work);
+        work();
+        for (std::thread& t : pool) t.join();
     }
 
 private:
@@ -385,6 +437,13 @@ private:
     CUcontext m_context = nullptr;
     int m_ccMajor = 0, m_ccMinor = 0;
     GpuDeviceAttributes m_attributes;
+    /// precompile's results by source, each taken (and dropped) by the load() of its module.
+    struct Compiled {
+        std::vector<char> cubin;
+        std::string error;
+    };
+    std::mutex m_mutex;
+    std::map<std::string, Compiled> m_precompiled;
 };
 
 }  // namespace

@@ -132,6 +132,12 @@ public:
     /// compiler's log when the source does not build or names no such entry, or when the module's
     /// language is not this device's; RUNTIME_DEVICE when the buffers cannot be allocated.
     virtual std::unique_ptr<GpuProgram> load(const codegen::GpuModule& module) = 0;
+    /// Compiles the sources of `modules` ahead of their load(), on up to `threads` threads, where
+    /// the vendor compiler allows it: CUDA compiles with NVRTC (thread-safe) and load() then only
+    /// loads the CUBIN, failing with the same COMPILE_DEVICE error when the source did not compile;
+    /// OpenCL does nothing here (load() builds). A batch of candidates (tunebench-gpu-worker) pays
+    /// its compile time once, spread over the cores. Never throws.
+    virtual void precompile(const std::vector<const codegen::GpuModule*>& modules, int threads) {}
 };
 
 /// Devices of `api` visible to this process (0 when the runtime library is present but there are

@@ -2,7 +2,10 @@
 #include "engine/measure/gpu_runner.h"
 #include "engine/measure/gpu_worker_client.h"
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -42,25 +45,62 @@ std::vector<MeasureResult> GpuLocalRunner::run(const std::vector<MeasureInput>& 
     o.seed = m_options.seed;
     const std::string device = std::string("local ") + gpu::gpuApiName(m_options.api) + " device " +
                                std::to_string(m_options.deviceIndex);
+    // Candidates with a module go to one worker process (gpu_worker_client.h: the device opened
+    // once, CUDA sources compiled in parallel); the others fail here.
+    std::vector<std::optional<MeasureResult>> done(inputs.size());
+    std::vector<size_t> which;
+    std::vector<const codegen::GpuModule*> modules;
+    std::vector<const gpu::GpuCheck*> checks;
     for (size_t i = 0; i < inputs.size(); ++i) {
         const BuildResult& b = builds[i];
-        MeasureResult r;
         if (b.errorNo != MeasureErrorNo::NoError) {
-            r = toMeasureResult({int(b.errorNo), b.errorMsg, {}, {}});
+            done[i] = toMeasureResult({int(b.errorNo), b.errorMsg, {}, {}});
         } else if (!b.gpuModule) {
-            r = toMeasureResult({gpu::kErrorCompileDevice, "the GPU runner got a candidate without a GPU module", {}, {}});
+            done[i] = toMeasureResult({gpu::kErrorCompileDevice, "the GPU runner got a candidate without a GPU module", {}, {}});
         } else {
-            r = runStep(batch, int(i), inputs[i].workloadKey, device, [&] {
-                const auto t0 = std::chrono::steady_clock::now();
-                // In tunebench-gpu-worker, not a fork of this process: this process links LLVM 16,
-                // which PoCL's own LLVM must not meet (gpu_worker_client.h).
-                MeasureResult m = toMeasureResult(measureGpuModuleInWorker(
-                    m_options.api, m_options.deviceIndex, *b.gpuModule, o, inputs[i].check.get(), m_options.timeoutS));
-                m.allCost = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-                return m;
-            });
+            which.push_back(i);
+            modules.push_back(b.gpuModule.get());
+            checks.push_back(inputs[i].check.get());
         }
-        r.allCost += b.timeCost;
+    }
+    // Events: a candidate's Run step starts when the previous one's result arrives (the first one
+    // when the worker starts; its time includes the batch's compilation).
+    MeasureEvent e;
+    e.phase = MeasureEvent::Phase::Run;
+    e.batch = batch;
+    e.device = device;
+    e.deviceKey = "local";
+    auto start = [&](size_t k) {
+        if (k >= which.size()) return;
+        e.kind = MeasureEvent::Kind::Started;
+        e.candidate = int(which[k]);
+        e.workloadKey = inputs[which[k]].workloadKey;
+        e.startTime = nowTimestamp();
+        e.errorNo = MeasureErrorNo::NoError;
+        e.message.clear();
+        emitEvent(e);
+    };
+    auto t0 = std::chrono::steady_clock::now();
+    start(0);
+    const int threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    measureGpuModulesInWorker(
+        m_options.api, m_options.deviceIndex, modules, o, checks, m_options.timeoutS, threads, {},
+        [&](int k, const gpu::GpuMeasureResult& g) {
+            MeasureResult r = toMeasureResult(g);
+            const auto t1 = std::chrono::steady_clock::now();
+            r.allCost = std::chrono::duration<double>(t1 - t0).count();
+            t0 = t1;
+            e.kind = MeasureEvent::Kind::Finished;
+            e.endTime = nowTimestamp();
+            e.errorNo = r.errorNo;
+            e.message = r.errorMsg;
+            emitEvent(e);
+            done[which[size_t(k)]] = std::move(r);
+            start(size_t(k) + 1);
+        });
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        MeasureResult r = done[i] ? std::move(*done[i]) : toMeasureResult({gpu::kErrorUnknown, "no result from the GPU worker", {}, {}});
+        r.allCost += builds[i].timeCost;
         results.push_back(std::move(r));
     }
     return results;

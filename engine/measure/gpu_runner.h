@@ -31,8 +31,10 @@ struct GpuRunnerOptions {
     uint64_t seed = 0;  ///< random fill of arguments without check inputs
 };
 
-/// Runs GPU candidates (BuildResult::gpuModule) on a GPU of this machine, one tunebench-gpu-worker
-/// process per candidate (gpu_worker_client.h: never a fork of this LLVM-linked process). Build errors pass through; a candidate without a GPU
+/// Runs GPU candidates (BuildResult::gpuModule) on a GPU of this machine, a batch in one
+/// tunebench-gpu-worker process (gpu_worker_client.h measureGpuModulesInWorker: never a fork of
+/// this LLVM-linked process; the device opened once per batch, CUDA sources compiled on every core,
+/// each candidate still timed out and crash-isolated on its own). Build errors pass through; a candidate without a GPU
 /// module is COMPILE_DEVICE. Never throws for a candidate's failure.
 class GpuLocalRunner final : public ProgramRunner {
 public:

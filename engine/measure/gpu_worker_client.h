@@ -15,6 +15,7 @@
 /// The exchange goes through a private temporary directory (gpu_worker.cpp documents the files):
 /// module and check data can be hundreds of MB for a whole network.
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,5 +38,21 @@ gpu::GpuMeasureResult measureGpuModuleInWorker(gpu::GpuApi api, int index, const
                                                const gpu::GpuMeasureOptions& options, const gpu::GpuCheck* check,
                                                double timeoutSec, const std::vector<int>& returnBuffers = {},
                                                const std::string& workerPath = {});
+
+/// A batch of candidates for one worker process (a tuning round): measureGpuModule of each module
+/// on device `index` of `api`, in order, `checks[i]` (may be null; the vector may be empty) checking
+/// module i. The worker opens the device once and compiles every source first on
+/// `compileThreads` threads (GpuDevice::precompile: NVRTC for CUDA), instead of a process, a
+/// context and a serial compile per candidate. Isolation stays per candidate: each has timeoutSec
+/// from the moment the previous one finished (the first one also gets the batch's compile time,
+/// timeoutSec per `compileThreads` modules); one past its deadline is RUN_TIMEOUT, one that kills
+/// the worker RUNTIME_DEVICE, and a new worker takes the rest. Results are in the modules' order.
+/// `onResult(i, result)`, when given, is called on this thread as each result arrives, in order.
+/// Never throws for a module's failure.
+std::vector<gpu::GpuMeasureResult> measureGpuModulesInWorker(
+    gpu::GpuApi api, int index, const std::vector<const codegen::GpuModule*>& modules,
+    const gpu::GpuMeasureOptions& options, const std::vector<const gpu::GpuCheck*>& checks, double timeoutSec,
+    int compileThreads = 1, const std::string& workerPath = {},
+    const std::function<void(int, const gpu::GpuMeasureResult&)>& onResult = {});
 
 }  // namespace tb::measure

@@ -5,6 +5,7 @@
 
 #include "engine/schedule/transform_step.h"
 #include "engine/support/error.h"
+#include "engine/support/thread_pool.h"
 
 namespace tb::tuning {
 
@@ -35,7 +36,9 @@ record::MeasureRecord makeRecord(const search::SearchTask& task, const std::stri
 std::vector<search::MeasureOutcome> ProgramMeasurer::measure(const search::SearchTask& task, const std::vector<State>& states) {
     std::vector<measure::MeasureInput> inputs(states.size());
     std::vector<std::string> lowerErrors(states.size());
-    for (size_t i = 0; i < states.size(); ++i) {
+    // Lowering is pure per state: on the engine's thread pool (a GPU round's 32-64 states).
+    parallelFor(int64_t(states.size()), [&](int64_t k) {
+        const size_t i = size_t(k);
         inputs[i].workloadKey = task.workloadKey;
         try {
             if (m_gpuLowerer)
@@ -46,7 +49,7 @@ std::vector<search::MeasureOutcome> ProgramMeasurer::measure(const search::Searc
         } catch (const std::exception& e) {
             lowerErrors[i] = e.what();  // the builder reports a null function as INSTANTIATION_ERROR
         }
-    }
+    });
     std::vector<measure::BuildResult> builds = m_builder.build(inputs);
     std::vector<measure::MeasureResult> results = m_runner.run(inputs, builds);
     TB_CHECK(results.size() == states.size()) << "runner returned " << results.size() << " results";

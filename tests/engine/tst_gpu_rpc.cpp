@@ -24,6 +24,7 @@
 #include "engine/measure/builder.h"
 #include "engine/measure/gpu_executor.h"
 #include "engine/measure/gpu_runner.h"
+#include "engine/measure/gpu_worker_client.h"
 #include "engine/measure/rpc_runner.h"
 #include "engine/rpc/rpc_session.h"
 #include "engine/rpc/socket.h"
@@ -255,6 +256,46 @@ private Q_SLOTS:
         QVERIFY2(r[2].errorMsg.find("without a GPU module") != std::string::npos, describe(r[2]).c_str());
         QCOMPARE(events, 4);  // Started + Finished for each of the two GPU candidates
         QVERIFY_THROWS_EXCEPTION(UserError, measure::GpuLocalRunner(measure::GpuRunnerOptions{.repeat = 0}));
+    }
+
+    // A tuning round's batch in one worker process (measureGpuModulesInWorker): results in the
+    // modules' order, each failure its own error number, and the candidates after a hang (killed)
+    // or a run-time fault (the worker stops) measured by a fresh worker.
+    void testWorkerBatch() {
+        const gpu::samples::SampleCase add = gpu::samples::vectorAdd(GpuLanguage::OpenCL);
+        const gpu::samples::SampleCase mm = gpu::samples::tiledMatmulBiasRelu(GpuLanguage::OpenCL);
+        gpu::samples::SampleCase wrong = gpu::samples::vectorAdd(GpuLanguage::OpenCL);
+        wrong.check.expected[2][5] += 1.0f;
+        const codegen::GpuModule broken = gpu::samples::brokenSource(GpuLanguage::OpenCL);
+        const codegen::GpuModule hang = gpu::samples::endlessLoop(GpuLanguage::OpenCL);
+        const codegen::GpuModule oob = gpu::samples::outOfBoundsWrite(GpuLanguage::OpenCL);
+        const std::vector<const codegen::GpuModule*> modules = {&add.module, &broken, &hang, &mm.module,
+                                                                &oob, &wrong.module, &add.module};
+        const std::vector<const gpu::GpuCheck*> checks = {&add.check, nullptr, nullptr, &mm.check,
+                                                          nullptr, &wrong.check, &add.check};
+        gpu::GpuMeasureOptions o;
+        o.number = 2;
+        o.repeat = 2;
+        o.minRepeatMs = 2;
+        std::vector<int> order;
+        QElapsedTimer t;
+        t.start();
+        const auto r = measure::measureGpuModulesInWorker(
+            gpu::GpuApi::OpenCL, 0, modules, o, checks, 5, 2, {},
+            [&](int i, const gpu::GpuMeasureResult&) { order.push_back(i); });
+        QCOMPARE(int(r.size()), 7);
+        QCOMPARE(order, (std::vector<int>{0, 1, 2, 3, 4, 5, 6}));
+        const std::vector<int> want = {gpu::kErrorNone,          gpu::kErrorCompileDevice, gpu::kErrorRunTimeout,
+                                       gpu::kErrorNone,          gpu::kErrorRuntimeDevice, gpu::kErrorWrongAnswer,
+                                       gpu::kErrorNone};
+        for (size_t i = 0; i < r.size(); ++i) {
+            QVERIFY2(r[i].errorNo == want[i], (std::to_string(i) + ": " + std::to_string(r[i].errorNo) + " " + r[i].errorMsg).c_str());
+            if (r[i].ok()) QVERIFY(r[i].costs.size() == 2 && r[i].costs[0] > 0);
+        }
+        QVERIFY2(r[4].errorMsg.find("out-of-bounds") != std::string::npos, r[4].errorMsg.c_str());
+        QVERIFY(t.elapsed() < 60000);  // the hang costs its 5 s deadline, not the whole batch's
+        // An empty batch starts nothing.
+        QVERIFY(measure::measureGpuModulesInWorker(gpu::GpuApi::OpenCL, 0, {}, o, {}, 5).empty());
     }
 
     // Seed 003's flow through the CLI on the two boards, with mlp (seed 003 itself tunes mobilenet:

@@ -11,12 +11,23 @@
 // present, check.bin (measure::encodeCheckBlob). The worker writes DIR/result.json
 // (gpu::toJson of the GpuMeasureResult, without outputs) and DIR/out<i>.bin (raw float32) for each
 // requested argument buffer i. Exit status 0 when result.json was written.
+//
+// Batch mode (a tuning round's candidates, gpu_worker_client.h measureGpuModulesInWorker):
+// request.json also has "count": N and "first": F; the modules are module<i>.json and the checks
+// check<i>.bin (when present) for i in [F, N). The device is opened once, every CUDA source is
+// compiled first on "compile_threads" threads (GpuDevice::precompile), then the candidates run in
+// order, each result written to result<i>.json as soon as it is known (through a rename, so the
+// client never reads half a file). After a candidate fails at run time (RUNTIME_DEVICE: a CUDA
+// fault poisons the context) the worker stops; the client starts a new one for the rest.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -34,6 +45,93 @@ std::string readFile(const std::string& path) {
     return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+gpu::GpuMeasureOptions measureOptions(const nlohmann::json& req) {
+    gpu::GpuMeasureOptions o;
+    const auto& jo = req.at("options");
+    o.number = jo.at("number").get<int>();
+    o.repeat = jo.at("repeat").get<int>();
+    o.minRepeatMs = jo.at("min_repeat_ms").get<double>();
+    o.seed = jo.at("seed").get<uint64_t>();
+    return o;
+}
+
+std::optional<measure::CheckSpec> readCheck(const std::string& path) {
+    std::ifstream probe(path);
+    if (!probe.good()) return std::nullopt;
+    return measure::decodeCheckBlob(readFile(path));
+}
+
+gpu::GpuMeasureResult failure(int errorNo, std::string message) {
+    gpu::GpuMeasureResult r;
+    r.errorNo = errorNo;
+    r.errorMsg = std::move(message);
+    return r;
+}
+
+bool writeResult(const std::string& dir, const std::string& name, const gpu::GpuMeasureResult& r) {
+    const std::string tmp = dir + "/." + name + ".tmp";
+    {
+        std::ofstream res(tmp);
+        res << gpu::toJson(r).dump();
+        if (!res.good()) return false;
+    }
+    return std::rename(tmp.c_str(), (dir + "/" + name).c_str()) == 0;
+}
+
+/// Batch mode (file comment). Returns the exit status.
+int runBatch(const std::string& dir, const nlohmann::json& req) {
+    const int count = req.at("count").get<int>(), first = req.value("first", 0);
+    const int threads = std::max(1, req.value("compile_threads", 1));
+    std::vector<std::optional<codegen::GpuModule>> modules(size_t(std::max(count, 0)));
+    std::vector<std::string> loadErrors(modules.size());
+    std::unique_ptr<gpu::GpuDevice> device;
+    std::string openError;
+    int openErrorNo = gpu::kErrorUnknown;
+    try {
+        device = gpu::openGpuDevice(gpu::parseGpuApi(req.at("api").get<std::string>()), req.at("device_index").get<int>());
+    } catch (const gpu::GpuError& e) {
+        openError = e.what();
+        openErrorNo = e.errorNo();
+    } catch (const std::exception& e) {
+        openError = std::string("GPU worker: ") + e.what();
+    }
+    const gpu::GpuMeasureOptions o = measureOptions(req);
+    if (device) {
+        std::vector<const codegen::GpuModule*> all;
+        for (int i = first; i < count; ++i) {
+            try {
+                modules[size_t(i)] = codegen::gpuModuleFromJson(
+                    nlohmann::json::parse(readFile(dir + "/module" + std::to_string(i) + ".json")));
+                all.push_back(&*modules[size_t(i)]);
+            } catch (const std::exception& e) {
+                loadErrors[size_t(i)] = std::string("GPU worker: ") + e.what();
+            }
+        }
+        device->precompile(all, threads);
+    }
+    for (int i = first; i < count; ++i) {
+        gpu::GpuMeasureResult r;
+        if (!device) {
+            r = failure(openErrorNo, openError);
+        } else if (!modules[size_t(i)]) {
+            r = failure(gpu::kErrorUnknown, loadErrors[size_t(i)]);
+        } else {
+            try {
+                const auto check = readCheck(dir + "/check" + std::to_string(i) + ".bin");
+                r = gpu::measureGpuModule(*device, *modules[size_t(i)], o, check ? &*check : nullptr);
+            } catch (const std::exception& e) {
+                r = failure(gpu::kErrorUnknown, std::string("GPU worker: ") + e.what());
+            }
+            modules[size_t(i)].reset();
+        }
+        r.outputs.clear();
+        if (!writeResult(dir, "result" + std::to_string(i) + ".json", r)) return 1;
+        // A run-time fault may have poisoned the device context: the rest go to a new worker.
+        if (r.errorNo == gpu::kErrorRuntimeDevice && device) return 0;
+    }
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -46,27 +144,17 @@ int main(int argc, char** argv) {
     nlohmann::json req;
     try {
         req = nlohmann::json::parse(readFile(dir + "/request.json"));
+        if (req.contains("count")) return runBatch(dir, req);
         const codegen::GpuModule m = codegen::gpuModuleFromJson(nlohmann::json::parse(readFile(dir + "/module.json")));
-        gpu::GpuMeasureOptions o;
-        const auto& jo = req.at("options");
-        o.number = jo.at("number").get<int>();
-        o.repeat = jo.at("repeat").get<int>();
-        o.minRepeatMs = jo.at("min_repeat_ms").get<double>();
-        o.seed = jo.at("seed").get<uint64_t>();
+        gpu::GpuMeasureOptions o = measureOptions(req);
         o.returnOutputs = !req.at("return_buffers").empty();
-        std::optional<measure::CheckSpec> check;
-        std::ifstream probe(dir + "/check.bin");
-        if (probe.good()) check = measure::decodeCheckBlob(readFile(dir + "/check.bin"));
+        const auto check = readCheck(dir + "/check.bin");
         auto device = gpu::openGpuDevice(gpu::parseGpuApi(req.at("api").get<std::string>()), req.at("device_index").get<int>());
         r = gpu::measureGpuModule(*device, m, o, check ? &*check : nullptr);
     } catch (const gpu::GpuError& e) {
-        r = {};
-        r.errorNo = e.errorNo();
-        r.errorMsg = e.what();
+        r = failure(e.errorNo(), e.what());
     } catch (const std::exception& e) {
-        r = {};
-        r.errorNo = gpu::kErrorUnknown;
-        r.errorMsg = std::string("GPU worker: ") + e.what();
+        r = failure(gpu::kErrorUnknown, std::string("GPU worker: ") + e.what());
     }
     if (r.ok() && req.contains("return_buffers")) {
         for (int b : req.at("return_buffers").get<std::vector<int>>()) {
@@ -77,7 +165,5 @@ int main(int argc, char** argv) {
         }
     }
     r.outputs.clear();
-    std::ofstream res(dir + "/result.json");
-    res << gpu::toJson(r).dump();
-    return res.good() ? 0 : 1;
+    return writeResult(dir, "result.json", r) ? 0 : 1;
 }
