@@ -38,3 +38,7 @@ if [ -x /opt/torch/.venv/bin/python ]; then
   echo "torch rc=$?"
   python3 "$REPO/bench/gpu/r50_vs_cudnn.py" r50_cuda.json torch_peer.json | tee r50_vs_cudnn.txt
 fi
+# mobilenet (NHWC, the same 1x224x224x3 input) compiled untuned for the GPU and checked against the
+# interpreter: the second network of the GPU issue's "outputs equal to the interpreter".
+tunebench-cli run --network mobilenet --target "$T" --input "$REPO/.gpu-bundle/r50_in.pb" --check > run_mobilenet.txt 2>&1
+echo "mobilenet run rc=$?"; tail -2 run_mobilenet.txt
