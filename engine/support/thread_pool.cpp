@@ -80,30 +80,44 @@ void ThreadPool::workerLoop(int) {
     t_inWorker = true;
     uint64_t seen = 0;
     for (;;) {
-        // Spin for the next job first; sleep only when none came within the spin time. The job's
-        // fields are written before m_generation is bumped, so the acquire load publishes them.
+        // Spin for the next job first; sleep only when none came within the spin time.
         if (!spinUntil(m_spinNs, [&] { return m_generation.load(std::memory_order_acquire) != seen; })) {
             std::unique_lock lock(m_mutex);
             m_wake.wait(lock, [&] { return m_generation.load(std::memory_order_acquire) != seen; });
         }
         seen = m_generation.load(std::memory_order_acquire);
         if (m_stop.load()) return;
-        const std::function<void(int64_t)>* fn = m_chunkFn;
-        const int64_t numChunks = m_numChunks;
-        for (int64_t c; (c = m_nextChunk.fetch_add(1)) < numChunks;) {
-            try {
-                (*fn)(c);
-            } catch (...) {
-                std::lock_guard lock(m_mutex);
-                if (!m_error) m_error = std::current_exception();
-            }
+        runChunks(seen);
+    }
+}
+
+void ThreadPool::runChunks(uint64_t generation) {
+    const uint64_t tag = (generation & 0xffffffffu) << 32;
+    uint64_t claim = m_claim.load(std::memory_order_acquire);
+    for (;;) {
+        if ((claim & ~uint64_t(0xffffffffu)) != tag) return;  // a later job (or none) is current
+        // Read the job before claiming: the claim succeeds only while this job is still current,
+        // so the values read are this job's (a failed claim discards them).
+        const std::function<void(int64_t)>* fn = m_chunkFn.load(std::memory_order_relaxed);
+        const int64_t numChunks = m_numChunks.load(std::memory_order_relaxed);
+        const int64_t c = int64_t(claim & 0xffffffffu);
+        if (c >= numChunks) return;
+        if (!m_claim.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel, std::memory_order_acquire))
+            continue;  // `claim` holds the current value
+        try {
+            (*fn)(c);
+        } catch (...) {
+            std::lock_guard lock(m_mutex);
+            if (!m_error) m_error = std::current_exception();
         }
-        // The last worker out wakes the launching thread if it went to sleep. It takes the mutex
-        // before notifying, so a launcher between its predicate check and its wait cannot miss it.
-        if (m_running.fetch_sub(1) == 1) {
+        // The thread that finishes the last chunk wakes the launcher if it went to sleep. It takes
+        // the mutex before notifying, so a launcher between its predicate check and its wait cannot
+        // miss it.
+        if (m_remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
             std::lock_guard lock(m_mutex);
             m_done.notify_all();
         }
+        claim = m_claim.load(std::memory_order_acquire);
     }
 }
 
@@ -115,34 +129,41 @@ void ThreadPool::runJob(int64_t numChunks, const std::function<void(int64_t)>& c
         for (int64_t c = 0; c < numChunks; ++c) chunkFn(c);
         return;
     }
+    // A claim counts chunks in 32 bits: a larger job runs as several.
+    constexpr int64_t kMaxChunks = 0xffffffff;
+    if (numChunks > kMaxChunks) {
+        for (int64_t base = 0; base < numChunks; base += kMaxChunks) {
+            const std::function<void(int64_t)> part = [&](int64_t c) { chunkFn(base + c); };
+            runJob(std::min(kMaxChunks, numChunks - base), part);
+        }
+        return;
+    }
     std::lock_guard jobLock(m_jobMutex);
+    uint64_t generation;
     {
         std::lock_guard lock(m_mutex);
-        m_chunkFn = &chunkFn;
-        m_numChunks = numChunks;
-        m_nextChunk = 0;
-        m_running = static_cast<int>(m_threads.size());
+        m_chunkFn.store(&chunkFn, std::memory_order_relaxed);
+        m_numChunks.store(numChunks, std::memory_order_relaxed);
+        m_remaining.store(numChunks, std::memory_order_relaxed);
         m_error = nullptr;
-        m_generation.fetch_add(1);  // publishes the fields above to spinning workers
+        generation = m_generation.load(std::memory_order_relaxed) + 1;
+        // Opens the claims (publishes the fields above to claimers), then the job to sleepers.
+        m_claim.store((generation & 0xffffffffu) << 32, std::memory_order_release);
+        m_generation.store(generation, std::memory_order_release);
     }
     m_wake.notify_all();  // no system call when every worker is still spinning
     {
         WorkerFlag flag;
-        for (int64_t c; (c = m_nextChunk.fetch_add(1)) < numChunks;) {
-            try {
-                chunkFn(c);
-            } catch (...) {
-                std::lock_guard lock(m_mutex);
-                if (!m_error) m_error = std::current_exception();
-            }
-        }
+        runChunks(generation);
     }
-    if (!spinUntil(m_spinNs, [&] { return m_running.load(std::memory_order_acquire) == 0; })) {
+    // Only chunks that a worker has claimed can still be running: wait for those, not for workers
+    // that have not shown up (they will find no chunk left).
+    if (!spinUntil(m_spinNs, [&] { return m_remaining.load(std::memory_order_acquire) == 0; })) {
         std::unique_lock lock(m_mutex);
-        m_done.wait(lock, [&] { return m_running.load() == 0; });
+        m_done.wait(lock, [&] { return m_remaining.load(std::memory_order_acquire) == 0; });
     }
     std::lock_guard lock(m_mutex);
-    m_chunkFn = nullptr;
+    m_chunkFn.store(nullptr, std::memory_order_relaxed);
     if (m_error) std::rethrow_exception(std::exchange(m_error, nullptr));
 }
 

@@ -2,8 +2,13 @@
 // ThreadPool: every index runs exactly once, the static partition is the documented one, errors
 // reach the caller, nested regions run inline, and back-to-back jobs are correct whether the
 // workers are caught spinning (the default) or asleep (spin 0) -- the two hand-off paths -- and idle
-// workers fall asleep after the spin time.
+// workers fall asleep after the spin time; a worker that never shows up (frozen) does not hold up a
+// job, and when it wakes it runs no chunk of a job that has ended.
 #include <QtTest>
+
+#include <csignal>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <algorithm>
@@ -51,6 +56,19 @@ QString describeStates(const std::vector<long>& ids) {
     QString s = QStringLiteral("worker thread states:");
     for (long id : ids) s += QStringLiteral(" %1=%2").arg(id).arg(QChar::fromLatin1(threadState(id)));
     return s;
+}
+
+// A thread that gets SIGUSR1 parks in the handler until g_release is set: a worker "descheduled"
+// for as long as the test wants, deterministically (an oversubscribed core, made exact).
+std::atomic<bool> g_release{false};
+std::atomic<int> g_parked{0};
+void parkHandler(int) {
+    g_parked.fetch_add(1);
+    while (!g_release.load()) {
+        const timespec ts{0, 1000000};
+        nanosleep(&ts, nullptr);
+    }
+    g_parked.fetch_sub(1);
 }
 
 }  // namespace
@@ -161,6 +179,54 @@ private Q_SLOTS:
         std::atomic<int> n{0};
         pool.parallelFor(8, [&](int64_t) { n++; });
         QCOMPARE(n.load(), 8);
+    }
+    void frozenWorkerDoesNotHoldUpJobs_data() {
+        QTest::addColumn<int>("spinUs");
+        QTest::newRow("worker spinning") << 200;
+        QTest::newRow("worker asleep") << 0;
+    }
+    void frozenWorkerDoesNotHoldUpJobs() {
+        // Two threads: the caller and one worker. The worker is frozen in a signal handler; every job
+        // must still finish, all its chunks run by the caller (the old barrier waited for every
+        // worker to check in, so this test hung until the worker was released).
+        QFETCH(int, spinUs);
+        struct sigaction sa {}, old {};
+        sa.sa_handler = parkHandler;
+        sigemptyset(&sa.sa_mask);
+        QVERIFY(sigaction(SIGUSR1, &sa, &old) == 0);
+        g_release = false;
+        const std::set<long> before = threadIds();
+        auto pool = std::make_unique<tb::ThreadPool>(2, spinUs);
+        const std::vector<long> workers = newThreads(before);
+        QCOMPARE(int(workers.size()), 1);
+        QVERIFY(syscall(SYS_tgkill, getpid(), workers[0], SIGUSR1) == 0);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (g_parked.load() == 0 && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        QCOMPARE(g_parked.load(), 1);
+
+        const std::thread::id caller = std::this_thread::get_id();
+        std::vector<std::atomic<int>> hits(400);
+        std::atomic<int> onOtherThread{0};
+        for (int job = 0; job < 200; ++job) {
+            pool->parallelForRange(2, [&](int64_t b, int64_t e) {
+                for (int64_t i = b; i < e; ++i) hits[size_t(job * 2 + i)]++;
+                if (std::this_thread::get_id() != caller) onOtherThread++;
+            });
+        }
+        for (const auto& h : hits) QCOMPARE(h.load(), 1);
+        QCOMPARE(onOtherThread.load(), 0);
+        QCOMPARE(g_parked.load(), 1);  // still frozen: nothing waited for it
+
+        // Released, the worker finds those jobs over: it runs nothing of them, and joins new ones.
+        g_release = true;
+        while (g_parked.load() != 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        std::atomic<int64_t> sum{0};
+        for (int job = 0; job < 50; ++job) pool->parallelFor(100, [&](int64_t i) { sum += i; });
+        QCOMPARE(sum.load(), int64_t(50 * 4950));
+        for (const auto& h : hits) QCOMPARE(h.load(), 1);
+        pool.reset();
+        QVERIFY(sigaction(SIGUSR1, &old, nullptr) == 0);
     }
     void spinningWorkersAreSeenRunning() {
         // The control for the test above: workers spinning for a minute are never seen asleep, so
