@@ -52,7 +52,7 @@ public:
             const uint64_t count = get<uint64_t>(what);
             TB_USER_CHECK(count <= (m_s.size() - m_pos) / sizeof(float)) << "check blob truncated in " << what;
             a.resize(size_t(count));
-            std::memcpy(a.data(), m_s.data() + m_pos, size_t(count) * sizeof(float));
+            if (count > 0) std::memcpy(a.data(), m_s.data() + m_pos, size_t(count) * sizeof(float));
             m_pos += size_t(count) * sizeof(float);
         }
         return out;

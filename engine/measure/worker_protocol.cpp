@@ -58,7 +58,8 @@ public:
         const uint64_t n = pod<uint64_t>();
         TB_CHECK(n <= (m_s.size() - m_pos) / sizeof(T)) << "truncated worker message";
         std::vector<T> v(n);
-        std::memcpy(v.data(), m_s.data() + m_pos, n * sizeof(T));
+        // An empty vector's data() may be null, which memcpy must not get even for 0 bytes (UBSan).
+        if (n > 0) std::memcpy(v.data(), m_s.data() + m_pos, n * sizeof(T));
         m_pos += n * sizeof(T);
         return v;
     }

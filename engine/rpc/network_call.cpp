@@ -53,7 +53,7 @@ std::vector<NamedTensor> tensorsOf(const Json& list, const std::string& blob, si
         }
         if (n > left) bad(std::string(what) + ": more values than the blob holds");
         t.data.resize(size_t(n));
-        std::memcpy(t.data.data(), blob.data() + pos, size_t(n) * sizeof(float));
+        if (n > 0) std::memcpy(t.data.data(), blob.data() + pos, size_t(n) * sizeof(float));  // data() of empty: null
         pos += size_t(n) * sizeof(float);
         out.push_back(std::move(t));
     }

@@ -230,7 +230,7 @@ std::map<std::string, NamedArray> loadParams(const std::string& bytes, const std
                                        << " bytes for " << n << " elements";
         const std::string data = r.bytes(uint64_t(nbytes));
         a.data.resize(size_t(n));
-        std::memcpy(a.data.data(), data.data(), data.size());
+        if (!data.empty()) std::memcpy(a.data.data(), data.data(), data.size());  // data() of empty: null
         out[names[i]] = std::move(a);
     }
     return out;
