@@ -52,6 +52,9 @@ JsonScalarFormat scalarFormat(JsonStyle style) {
 
 std::string formatDoubleTvm(double v) {
     TB_CHECK(std::isfinite(v)) << "non-finite number " << v << " in a TVM log line";
+    // A negative zero is written as 0: %g's "-0" reads back as the integer 0 (JSON readers, ours
+    // and Python's, parse it as an int), so the line would not read back to itself (fuzz_record).
+    if (v == 0) return "0";
     char buf[64];
     for (int precision = 6; precision <= 17; ++precision) {
         auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, precision);

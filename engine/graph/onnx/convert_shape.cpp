@@ -54,11 +54,18 @@ void convertSplit(Importer& im, const NP& n) {
     std::vector<int64_t> split = im.attrInts(n, "split");
     if (split.empty() && im.has(n, 1)) split = toInts(im.constIn(n, 1, "split"));
     const int64_t parts = n.output_size();
+    TB_USER_CHECK(parts >= 1) << "Split has no outputs";
     if (split.empty()) {
         const int64_t chunk = (xs[size_t(axis)] + parts - 1) / parts;
-        for (int64_t k = 0, left = xs[size_t(axis)]; k < parts; ++k, left -= chunk) split.push_back(std::min(chunk, left));
+        for (int64_t k = 0, left = xs[size_t(axis)]; k < parts; ++k, left -= chunk) split.push_back(std::max<int64_t>(0, std::min(chunk, left)));
     }
     TB_USER_CHECK(int64_t(split.size()) == parts) << "split has " << split.size() << " sizes for " << parts << " outputs";
+    int64_t total = 0;
+    for (int64_t len : split) {
+        TB_USER_CHECK(len >= 0 && len <= xs[size_t(axis)]) << "split size " << len << " outside [0, " << xs[size_t(axis)] << "]";
+        total += len;
+    }
+    TB_USER_CHECK(total == xs[size_t(axis)]) << "split sizes add up to " << total << ", not to the axis length " << xs[size_t(axis)];
     int64_t begin = 0;
     for (int k = 0; k < n.output_size(); ++k) {
         SliceSpec s = normalizeSlice(xs, {begin}, {begin + split[size_t(k)]}, {axis}, {1});
