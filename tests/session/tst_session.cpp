@@ -449,15 +449,23 @@ private Q_SLOTS:
         models::FleetModel model;
         QList<session::FleetEvent> events;
         bool stopped = false;
+        // Device 0 is stopped at the first run that starts once both devices have finished an
+        // upload: stopping it at the very first run raced with the tracker's assignment (on a loaded
+        // machine device 1 could start the first run while device 0 had finished nothing, and the
+        // two-device check below then saw one device).
+        QSet<QString> uploaded;
         connect(&s, &TuningSession::fleetEventsAvailable, this, [&](const QList<session::FleetEvent>& batch) {
             QCOMPARE(QThread::currentThread(), thread());
             events += batch;
             model.addEvents(batch);
-            for (const auto& e : batch)
-                if (!stopped && e.kind == session::FleetEvent::Started && e.phase == session::FleetEvent::Run) {
+            for (const auto& e : batch) {
+                if (e.kind == session::FleetEvent::Finished && e.phase == session::FleetEvent::Upload) uploaded.insert(e.device);
+                if (!stopped && uploaded.size() == 2 && e.kind == session::FleetEvent::Started &&
+                    e.phase == session::FleetEvent::Run) {
                     stopped = true;
                     monitor.stopDevice(0);
                 }
+            }
         });
         QSignalSpy measured(&s, &TuningSession::measurementsAvailable);
         QSignalSpy finished(&s, &TuningSession::tuningFinished);
