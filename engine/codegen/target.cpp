@@ -107,6 +107,17 @@ std::pair<std::string, std::string> splitOption(const std::string& text, const s
     TB_USER_CHECK(eq != std::string::npos) << "target '" << text << "': option '" << tok << "' has no '=value'";
     std::string key = tok.substr(1, eq - 1), value = tok.substr(eq + 1);
     TB_USER_CHECK(!value.empty()) << "target '" << text << "': option -" << key << " has an empty value";
+    // A value (quoted or not) is one printable word: str() writes it unquoted, so a space, a quote or
+    // a control byte in it would print a string that parses to another target (fuzz_target). The
+    // host is a whole target string, parsed (and so checked) on its own.
+    if (key != "host") {
+        for (const char c : value) {
+            const auto uc = static_cast<unsigned char>(c);
+            TB_USER_CHECK(uc > 0x20 && uc < 0x7f && c != '"' && c != '\'')
+                << "target '" << text << "': the value of -" << key
+                << " contains a space, a quote or a non-printable byte";
+        }
+    }
     return {std::move(key), std::move(value)};
 }
 

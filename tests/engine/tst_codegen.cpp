@@ -159,6 +159,9 @@ private Q_SLOTS:
         QTest::addRow("bad number") << "llvm -num-cores=four" << "non-negative integer";
         QTest::addRow("bad triple") << "llvm -mtriple=nonsense-unknown-none" << "does not know the triple";
         QTest::addRow("bad cpu") << "llvm -mcpu=pentium9000 -mtriple=x86_64-linux-gnu" << "does not know the CPU 'pentium9000'";
+        // A quoted value is still one word: str() would print the space unquoted (fuzz_target).
+        QTest::addRow("space in a quoted value") << "llvm -mattr=\"+avx2 -device=x\"" << "the value of -mattr contains a space";
+        QTest::addRow("quote in a quoted value") << "llvm -model=\"a'b\"" << "the value of -model contains a space, a quote";
     }
     void testTargetErrors() {
         QFETCH(QString, text);
