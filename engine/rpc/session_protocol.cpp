@@ -152,14 +152,15 @@ Json toJson(const RunReply& r) {
 RunReply runReplyFromJson(const Json& j) {
     if (!j.is_object()) throw RpcError(RpcError::Kind::kProtocol, "run reply is not a dict");
     RunReply r;
-    try {
-        r.errorNo = j.value("error_no", 0);
-        r.errorMsg = j.value("error_msg", std::string());
-        r.costs = j.value("costs", std::vector<double>{});
-        r.elapsedSec = j.value("elapsed", 0.0);
-    } catch (const std::exception& e) {
-        throw RpcError(RpcError::Kind::kProtocol, std::string("run reply: ") + e.what());
-    }
+    // jsonField: an integer field takes JSON integers only (fuzz_session: error_no 4.4e26 was cast
+    // to int by nlohmann's value(), undefined behaviour).
+    r.errorNo = jsonField<int>(j, "error_no", 0, "run reply");
+    r.errorMsg = jsonField<std::string>(j, "error_msg", std::string(), "run reply");
+    r.costs = jsonField<std::vector<double>>(j, "costs", {}, "run reply");
+    r.elapsedSec = jsonField<double>(j, "elapsed", 0.0, "run reply");
+    // TVM's MeasureErrorNo runs from NO_ERROR (0) to UNKNOWN_ERROR (8); readers index names by it.
+    if (r.errorNo < 0 || r.errorNo > 8)
+        throw RpcError(RpcError::Kind::kProtocol, "run reply: error_no " + std::to_string(r.errorNo) + " is not 0..8");
     return r;
 }
 
