@@ -41,8 +41,10 @@ public:
                      trials.size(), ok, best < 1e9 ? best * 1e3 : -1.0, err.c_str());
         if (tuner) {
             const auto& st = tuner->lastRoundStats(trials.front().taskId);
-            std::fprintf(stdout, "  search: sample %.2f s (%d states), evolve %.2f s, measure %.2f s\n", st.sampleSeconds,
-                         st.sampled, st.evolveSeconds, st.measureSeconds);
+            const auto& ph = st.measurePhases;
+            std::fprintf(stdout, "  search: sample %.2f s (%d states), evolve %.2f s, measure %.2f s (lower %.2f, build %.2f, run %.2f)\n",
+                         st.sampleSeconds, st.sampled, st.evolveSeconds, st.measureSeconds, ph.lowerSeconds,
+                         ph.buildSeconds, ph.runSeconds);
         }
         for (const auto& [e, msg] : firstMessage) {
             std::string m = msg.empty() ? std::string("(no message)") : msg;

@@ -27,6 +27,9 @@ if [ "$TUNE_S" -gt 0 ]; then
   grep -E "^Measured task|search:" tune.txt | tail -4
   tail -2 r50.tsv
 fi
+# POST=0: tune only (a first call of a resumed run); TB_GPU_WORKER_VERBOSE=1 prints the worker's
+# NVRTC and run seconds per round into tune_err.txt.
+[ "${POST:-1}" = 0 ] && exit 0
 tunebench-cli compile --network resnet-50 --target "$T" --log r50_cuda.json --bench --repeat 5 --number 20 > compile.txt 2>&1
 echo "compile rc=$?"; tail -6 compile.txt
 tunebench-cli compile --network resnet-50 --target "$T" --bench --repeat 5 --number 20 > compile_untuned.txt 2>&1

@@ -770,6 +770,7 @@ std::vector<std::pair<PickedState, MeasureOutcome>> SketchPolicy::continueSearch
     auto tm = std::chrono::steady_clock::now();
     std::vector<MeasureOutcome> results = measurer.measure(m_task, states);
     m_stats.measureSeconds = secondsSince(tm);
+    m_stats.measurePhases = measurer.lastPhases();
     m_stats.picked = int(states.size());
     TB_CHECK(results.size() == states.size()) << "measurer returned " << results.size() << " results for " << states.size();
     std::vector<cost_model::MeasuredState> train;

@@ -47,10 +47,19 @@ struct MeasureOutcome {
 /// What the search needs of a measurer: build and run candidate states of a task, one outcome per
 /// state in order. tuning::ProgramMeasurer (TVM's ProgramMeasurer: builder + runner + records)
 /// implements it; tests use fakes.
+/// Where one measure() call spent its time (seconds); zero where a measurer does not say.
+struct MeasurePhases {
+    double lowerSeconds = 0;  ///< states to loop IR or GPU modules (source included for GPUs)
+    double buildSeconds = 0;  ///< the builder (LLVM for CPUs)
+    double runSeconds = 0;    ///< the runner (GPUs: device compile, e.g. NVRTC, plus the timed runs)
+};
+
 class Measurer {
 public:
     virtual ~Measurer() = default;
     virtual std::vector<MeasureOutcome> measure(const SearchTask& task, const std::vector<State>& states) = 0;
+    /// The phases of the last measure() call.
+    virtual MeasurePhases lastPhases() const { return {}; }
 };
 
 struct SketchPolicyParams {
@@ -78,6 +87,7 @@ struct RoundStats {
     double sampleSeconds = 0;   ///< initial population (random annotation + bound inference + scoring)
     double evolveSeconds = 0;   ///< evolutionary search
     double measureSeconds = 0;  ///< lowering, building and running (the measurer)
+    MeasurePhases measurePhases;  ///< measureSeconds split as the measurer reports it
     double trainSeconds = 0;    ///< cost-model update
     int sampled = 0;            ///< states in the initial population
     int picked = 0;             ///< states measured

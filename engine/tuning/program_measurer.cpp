@@ -34,6 +34,9 @@ record::MeasureRecord makeRecord(const search::SearchTask& task, const std::stri
 }
 
 std::vector<search::MeasureOutcome> ProgramMeasurer::measure(const search::SearchTask& task, const std::vector<State>& states) {
+    using clock = std::chrono::steady_clock;
+    auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
+    auto t0 = clock::now();
     std::vector<measure::MeasureInput> inputs(states.size());
     std::vector<std::string> lowerErrors(states.size());
     // Lowering is pure per state: on the engine's thread pool (a GPU round's 32-64 states).
@@ -50,8 +53,13 @@ std::vector<search::MeasureOutcome> ProgramMeasurer::measure(const search::Searc
             lowerErrors[i] = e.what();  // the builder reports a null function as INSTANTIATION_ERROR
         }
     });
+    m_phases.lowerSeconds = since(t0);
+    auto t1 = clock::now();
     std::vector<measure::BuildResult> builds = m_builder.build(inputs);
+    m_phases.buildSeconds = since(t1);
+    auto t2 = clock::now();
     std::vector<measure::MeasureResult> results = m_runner.run(inputs, builds);
+    m_phases.runSeconds = since(t2);
     TB_CHECK(results.size() == states.size()) << "runner returned " << results.size() << " results";
     std::vector<search::MeasureOutcome> out;
     for (size_t i = 0; i < states.size(); ++i) {

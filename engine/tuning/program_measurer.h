@@ -30,6 +30,7 @@ public:
                      record::RecordWriter* writer, std::string targetString);
 
     std::vector<search::MeasureOutcome> measure(const search::SearchTask& task, const std::vector<State>& states) override;
+    search::MeasurePhases lastPhases() const override { return m_phases; }
 
     /// GPU tasks: how a state becomes the candidate the runner times (codegen::buildGpuModule:
     /// OpenCL C or CUDA C plus launches), instead of `lowerer`'s loop IR. Set it when the target
@@ -49,6 +50,7 @@ private:
     record::RecordWriter* m_writer;
     std::string m_target;
     int m_measured = 0, m_failed = 0;
+    search::MeasurePhases m_phases;
 };
 
 /// The record of one measured state (TVM auto_scheduler v0.6 line; layout_rewrite_option 0 since

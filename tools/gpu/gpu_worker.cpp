@@ -19,7 +19,10 @@
 // order, each result written to result<i>.json as soon as it is known (through a rename, so the
 // client never reads half a file). After a candidate fails at run time (RUNTIME_DEVICE: a CUDA
 // fault poisons the context) the worker stops; the client starts a new one for the rest.
+// With TB_GPU_WORKER_VERBOSE set, a batch prints its compile and run seconds to stderr.
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -82,6 +85,7 @@ bool writeResult(const std::string& dir, const std::string& name, const gpu::Gpu
 int runBatch(const std::string& dir, const nlohmann::json& req) {
     const int count = req.at("count").get<int>(), first = req.value("first", 0);
     const int threads = std::max(1, req.value("compile_threads", 1));
+    const bool verbose = std::getenv("TB_GPU_WORKER_VERBOSE") != nullptr;
     std::vector<std::optional<codegen::GpuModule>> modules(size_t(std::max(count, 0)));
     std::vector<std::string> loadErrors(modules.size());
     std::unique_ptr<gpu::GpuDevice> device;
@@ -107,8 +111,13 @@ int runBatch(const std::string& dir, const nlohmann::json& req) {
                 loadErrors[size_t(i)] = std::string("GPU worker: ") + e.what();
             }
         }
+        const auto t0 = std::chrono::steady_clock::now();
         device->precompile(all, threads);
+        if (verbose)
+            std::fprintf(stderr, "tunebench-gpu-worker: compiled %zu modules on %d threads in %.2f s\n", all.size(),
+                         threads, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
+    const auto tRun = std::chrono::steady_clock::now();
     for (int i = first; i < count; ++i) {
         gpu::GpuMeasureResult r;
         if (!device) {
@@ -129,6 +138,9 @@ int runBatch(const std::string& dir, const nlohmann::json& req) {
         // A run-time fault may have poisoned the device context: the rest go to a new worker.
         if (r.errorNo == gpu::kErrorRuntimeDevice && device) return 0;
     }
+    if (verbose)
+        std::fprintf(stderr, "tunebench-gpu-worker: ran %d modules in %.2f s\n", count - first,
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - tRun).count());
     return 0;
 }
 
