@@ -36,6 +36,11 @@ using CUmodule = CUmod_st*;
 using CUfunction = CUfunc_st*;
 using CUevent = CUevent_st*;
 using CUstream = CUstream_st*;
+struct CUgraph_st;
+struct CUgraphExec_st;
+using CUgraph = CUgraph_st*;
+using CUgraphExec = CUgraphExec_st*;
+constexpr int kStreamCaptureModeThreadLocal = 1;  // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
 constexpr CUresult CUDA_SUCCESS = 0;
 // CUdevice_attribute values (cuda.h).
 constexpr int kAttrMaxThreadsPerBlock = 1, kAttrMaxBlockDimX = 2, kAttrMaxBlockDimY = 3, kAttrMaxBlockDimZ = 4,
@@ -76,6 +81,15 @@ struct Cuda {
     CUresult (*cuEventSynchronize)(CUevent);
     CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
     CUresult (*cuGetErrorName)(CUresult, const char**);
+    // CUDA graphs (optional: nullptr when the driver lacks them; launches then go one by one).
+    CUresult (*cuStreamCreate)(CUstream*, unsigned) = nullptr;
+    CUresult (*cuStreamDestroy)(CUstream) = nullptr;
+    CUresult (*cuStreamBeginCapture)(CUstream, int) = nullptr;
+    CUresult (*cuStreamEndCapture)(CUstream, CUgraph*) = nullptr;
+    CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec*, CUgraph, unsigned long long) = nullptr;
+    CUresult (*cuGraphLaunch)(CUgraphExec, CUstream) = nullptr;
+    CUresult (*cuGraphExecDestroy)(CUgraphExec) = nullptr;
+    CUresult (*cuGraphDestroy)(CUgraph) = nullptr;
     CUresult (*cuGetErrorString)(CUresult, const char**);
 
     nvrtcResult (*nvrtcVersion)(int*, int*);
@@ -174,6 +188,16 @@ const Cuda& cuda() {
             c.loadError = "the CUDA driver library lacks " + missing;
             return;
         }
+        std::string noGraphs;  // CUDA graphs are optional (CUDA 11.4+)
+        const bool graphs = bind(lib, c.cuStreamCreate, {"cuStreamCreate"}, &noGraphs) &&
+                            bind(lib, c.cuStreamDestroy, {"cuStreamDestroy_v2", "cuStreamDestroy"}, &noGraphs) &&
+                            bind(lib, c.cuStreamBeginCapture, {"cuStreamBeginCapture_v2"}, &noGraphs) &&
+                            bind(lib, c.cuStreamEndCapture, {"cuStreamEndCapture"}, &noGraphs) &&
+                            bind(lib, c.cuGraphInstantiateWithFlags, {"cuGraphInstantiateWithFlags"}, &noGraphs) &&
+                            bind(lib, c.cuGraphLaunch, {"cuGraphLaunch"}, &noGraphs) &&
+                            bind(lib, c.cuGraphExecDestroy, {"cuGraphExecDestroy"}, &noGraphs) &&
+                            bind(lib, c.cuGraphDestroy, {"cuGraphDestroy"}, &noGraphs);
+        if (!graphs) c.cuGraphLaunch = nullptr;
         std::string nvTried;
         std::vector<std::string> nvNames = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"};
         for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
@@ -279,6 +303,9 @@ public:
     }
 
     ~CudaProgram() override {
+        if (m_graphExec) m_c.cuGraphExecDestroy(m_graphExec);
+        if (m_graph) m_c.cuGraphDestroy(m_graph);
+        if (m_stream) m_c.cuStreamDestroy(m_stream);
         if (m_start) m_c.cuEventDestroy(m_start);
         if (m_stop) m_c.cuEventDestroy(m_stop);
         for (CUdeviceptr p : m_buffers) m_c.cuMemFree(p);
@@ -296,34 +323,19 @@ public:
     }
 
     double runTimed(int times) override {
-        // Kernel parameters: one pointer per argument, each pointing at the device address.
-        std::vector<std::vector<CUdeviceptr>> ptrs;
-        std::vector<std::vector<void*>> params;
-        for (const codegen::GpuLaunch& l : m_module.launches) {
-            ptrs.emplace_back();
-            for (int a : l.args) ptrs.back().push_back(m_buffers.at(size_t(a)));
-        }
-        for (auto& p : ptrs) {
-            params.emplace_back();
-            for (CUdeviceptr& d : p) params.back().push_back(&d);
-        }
-        check(m_c.cuEventRecord(m_start, nullptr), "cuEventRecord");
+        if (m_params.empty()) bindParams();
+        // A module of several kernels (a network) replays them as one CUDA graph: the launches of
+        // one pass are captured once and each pass is then one cuGraphLaunch, so the GPU runs the
+        // kernels back to back instead of waiting on the host's launch rate (~3-5 us a kernel).
+        if (m_module.launches.size() > 1 && m_c.cuGraphLaunch && !m_graphFailed && !m_graphExec) captureGraph();
+        check(m_c.cuEventRecord(m_start, m_stream), "cuEventRecord");
         for (int t = 0; t < times; ++t) {
-            for (size_t i = 0; i < m_module.launches.size(); ++i) {
-                const codegen::GpuLaunch& l = m_module.launches[i];
-                const CUresult rc = m_c.cuLaunchKernel(
-                    m_functions.at(l.entry), unsigned(l.grid[0]), unsigned(l.grid[1]), unsigned(l.grid[2]),
-                    unsigned(l.block[0]), unsigned(l.block[1]), unsigned(l.block[2]), 0, nullptr,
-                    params[i].data(), nullptr);
-                if (rc != CUDA_SUCCESS)
-                    throw GpuError(kErrorRuntimeDevice,
-                                   cuError(("launch of '" + l.entry + "' (block " + std::to_string(l.block[0]) + "x" +
-                                            std::to_string(l.block[1]) + "x" + std::to_string(l.block[2]) + ")")
-                                               .c_str(),
-                                           rc));
-            }
+            if (m_graphExec)
+                check(m_c.cuGraphLaunch(m_graphExec, m_stream), "cuGraphLaunch");
+            else
+                launchAll();
         }
-        check(m_c.cuEventRecord(m_stop, nullptr), "cuEventRecord");
+        check(m_c.cuEventRecord(m_stop, m_stream), "cuEventRecord");
         check(m_c.cuEventSynchronize(m_stop), "kernel execution (cuEventSynchronize)");
         float ms = 0;
         check(m_c.cuEventElapsedTime(&ms, m_start, m_stop), "cuEventElapsedTime");
@@ -331,12 +343,75 @@ public:
     }
 
 private:
+    /// Kernel parameters: one pointer per argument, each pointing at the device address.
+    void bindParams() {
+        for (const codegen::GpuLaunch& l : m_module.launches) {
+            m_ptrs.emplace_back();
+            for (int a : l.args) m_ptrs.back().push_back(m_buffers.at(size_t(a)));
+        }
+        for (auto& p : m_ptrs) {
+            m_params.emplace_back();
+            for (CUdeviceptr& d : p) m_params.back().push_back(&d);
+        }
+    }
+
+    /// One pass over the module's launches, in order, on m_stream.
+    void launchAll() {
+        for (size_t i = 0; i < m_module.launches.size(); ++i) {
+            const codegen::GpuLaunch& l = m_module.launches[i];
+            const CUresult rc = m_c.cuLaunchKernel(m_functions.at(l.entry), unsigned(l.grid[0]), unsigned(l.grid[1]),
+                                                   unsigned(l.grid[2]), unsigned(l.block[0]), unsigned(l.block[1]),
+                                                   unsigned(l.block[2]), 0, m_stream, m_params[i].data(), nullptr);
+            if (rc != CUDA_SUCCESS)
+                throw GpuError(kErrorRuntimeDevice,
+                               cuError(("launch of '" + l.entry + "' (block " + std::to_string(l.block[0]) + "x" +
+                                        std::to_string(l.block[1]) + "x" + std::to_string(l.block[2]) + ")")
+                                           .c_str(),
+                                       rc));
+        }
+    }
+
+    /// Captures launchAll() into m_graphExec on a stream of its own (the legacy default stream
+    /// cannot be captured; a blocking stream still orders after the synchronous copies). Any
+    /// failure leaves m_graphExec null and the launches go one by one, as before.
+    void captureGraph() {
+        m_graphFailed = true;
+        if (!m_stream && m_c.cuStreamCreate(&m_stream, 0) != CUDA_SUCCESS) {
+            m_stream = nullptr;
+            return;
+        }
+        if (m_c.cuStreamBeginCapture(m_stream, kStreamCaptureModeThreadLocal) != CUDA_SUCCESS) return;
+        bool launched = true;
+        try {
+            launchAll();
+        } catch (const GpuError&) {
+            launched = false;
+        }
+        CUgraph g = nullptr;
+        if (m_c.cuStreamEndCapture(m_stream, &g) != CUDA_SUCCESS || !launched || !g) {
+            if (g) m_c.cuGraphDestroy(g);
+            return;
+        }
+        m_graph = g;
+        if (m_c.cuGraphInstantiateWithFlags(&m_graphExec, m_graph, 0) != CUDA_SUCCESS) {
+            m_graphExec = nullptr;
+            return;
+        }
+        m_graphFailed = false;
+    }
+
     const Cuda& m_c;
     codegen::GpuModule m_module;
     CUmodule m_cuModule = nullptr;
     std::map<std::string, CUfunction> m_functions;
     std::vector<CUdeviceptr> m_buffers;
     CUevent m_start = nullptr, m_stop = nullptr;
+    std::vector<std::vector<CUdeviceptr>> m_ptrs;
+    std::vector<std::vector<void*>> m_params;
+    CUstream m_stream = nullptr;  // null: the legacy default stream (no graph)
+    CUgraph m_graph = nullptr;
+    CUgraphExec m_graphExec = nullptr;
+    bool m_graphFailed = false;
 };
 
 class CudaDevice final : public GpuDevice {
