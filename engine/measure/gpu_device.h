@@ -118,7 +118,8 @@ public:
     virtual void read(int buffer, int64_t offset, float* data, int64_t n) = 0;
     /// Runs every launch of the module in order, `times` times over, waits for the end and returns
     /// the device time in milliseconds (file comment: OpenCL sums kernel events, CUDA spans the
-    /// round). Throws GpuError(RUNTIME_DEVICE) naming the launch when one is refused or fails.
+    /// round; a CUDA module of several launches replays them as one CUDA graph). Throws
+    /// GpuError(RUNTIME_DEVICE) naming the launch when one is refused or fails.
     virtual double runTimed(int times) = 0;
 };
 
