@@ -5,13 +5,38 @@
 
 #include <algorithm>
 
+#include "engine/codegen/codegen_gpu_source.h"
 #include "engine/codegen/codegen_llvm.h"
+#include "engine/lower/lower_gpu.h"
 #include "engine/lower/lower_state.h"
+#include "engine/schedule/infer_bound.h"
+#include "engine/search/default_schedule_gpu.h"
 
 namespace tb::session::adapter {
 
 namespace {
 std::string sstr(const QString& s) { return s.toStdString(); }
+
+QString dims(const std::array<int64_t, 3>& d) { return QStringLiteral("(%1, %2, %3)").arg(d[0]).arg(d[1]).arg(d[2]); }
+
+// A GPU task's program: `state` (or, undefined, the GPU default schedule for the target's limits)
+// lowered to kernels and emitted as OpenCL C or CUDA C, as the tuner measures it.
+void fillGpuKernels(DagSnapshot& s, const te::ComputeDAG& dag, const State& best, const codegen::Target& target) {
+    s.kernelLanguage = target.isCuda() ? QStringLiteral("CUDA C") : QStringLiteral("OpenCL C");
+    s.kernelFromDefault = !best.defined();
+    const State state = best.defined() ? best : inferBound(search::defaultGpuSchedule(dag, target.gpuHardwareParams()));
+    const codegen::GpuLanguage lang = target.isCuda() ? codegen::GpuLanguage::CUDA : codegen::GpuLanguage::OpenCL;
+    const lower::GpuLoweredFunc f = lower::lowerStateGpu(dag, state, "default_function");
+    s.loopNest = qstr(f.print());
+    const codegen::GpuModule m = codegen::makeGpuModule(f, lang);
+    s.kernelSource = qstr(m.source);
+    for (const codegen::GpuLaunch& l : m.launches) {
+        s.kernelEntries.append(qstr(l.entry));
+        s.launches.append(QStringLiteral("%1 grid=%2 block=%3 shared=%4 B")
+                              .arg(qstr(l.entry), dims(l.grid), dims(l.block))
+                              .arg(l.sharedBytes));
+    }
+}
 }  // namespace
 
 tuning::TuningJob engineJob(const TuningJob& j) {
@@ -212,6 +237,20 @@ DagSnapshot dagSnapshot(const te::ComputeDAG& dag, const State& best, double bes
             const int src = dag.opIndex(in.op().get());
             if (src >= 0) s.edges.append({src, int(i)});
         }
+    }
+    if (target.isGpu()) {
+        // GPU kernels come from the source emitter, not LLVM; an untuned task shows what it runs
+        // on until a schedule is measured: the GPU default schedule.
+        if (best.defined()) {
+            s.bestMs = bestCost < 1e9 ? bestCost * 1e3 : -1;
+            s.stateText = qstr(best.toStr());
+        }
+        try {
+            fillGpuKernels(s, dag, best, target);
+        } catch (const std::exception& e) {
+            s.error = QString::fromUtf8(e.what());
+        }
+        return s;
     }
     if (!best.defined()) return s;
     s.bestMs = bestCost < 1e9 ? bestCost * 1e3 : -1;

@@ -45,7 +45,10 @@ LatencyPoint latencyPoint(const tuning::TaskScheduler& scheduler);
 
 /// The DAG view of one task: stages, read edges and the DAG print; when `best` is defined, its
 /// lowered loop nest, LLVM IR and assembly for `target` (compiled here: call it off the GUI thread).
-/// Lowering or compile failures land in DagSnapshot::error, never as exceptions.
+/// For a GPU target instead: the kernels' loop nests and their OpenCL C / CUDA C source with the
+/// launch dimensions (codegen::buildGpuModule's lowering), of `best`, or of the GPU default
+/// schedule while `best` is undefined. Lowering or compile failures land in DagSnapshot::error,
+/// never as exceptions.
 DagSnapshot dagSnapshot(const te::ComputeDAG& dag, const State& best, double bestCost, const codegen::Target& target);
 
 }  // namespace tb::session::adapter

@@ -116,6 +116,13 @@ struct DagSnapshot {
     double bestMs = -1;           ///< the best state's measured latency, < 0 when none
     QString llvmIr;
     QString assembly;
+    /// GPU targets: the kernels of the best state (or, untuned, of the GPU default schedule) as
+    /// codegen::buildGpuModule emits them, OpenCL C or CUDA C; empty for CPU targets.
+    QString kernelSource;
+    QString kernelLanguage;       ///< "OpenCL C" or "CUDA C"; empty for CPU targets
+    QStringList kernelEntries;    ///< the kernels' entry names, in launch order
+    QStringList launches;         ///< per launch: "entry grid=(x, y, z) block=(x, y, z) shared=N B"
+    bool kernelFromDefault = false;  ///< the kernels are the default schedule's (no measured state yet)
     QString error;                ///< why lowering or compiling the best state failed (empty: fine)
 };
 

@@ -35,6 +35,7 @@
 #include <memory>
 #include <optional>
 
+#include "app/session/engineadapter.h"
 #include "app/session/logloader.h"
 #include "app/session/trackermonitor.h"
 #include "app/session/tuningsession.h"
@@ -51,6 +52,9 @@
 #include "widgets/setupwidget.h"
 #include "widgets/trackerpanel.h"
 #include "widgets/qcustomplot_include.h"
+#include "engine/codegen/target.h"
+#include "engine/graph/task_extraction.h"
+#include "engine/graph/zoo.h"
 
 using namespace tb;
 
@@ -340,7 +344,7 @@ private Q_SLOTS:
         // Best schedules arrive with the rounds: wait for the loop nest of the measured best.
         QTRY_VERIFY_WITH_TIMEOUT(!w.dagView()->dag().loopNest.isEmpty(), 60000);
         // Text tabs are filled when shown.
-        auto* loops = qobject_cast<QPlainTextEdit*>(w.dagView()->tabs()->widget(widgets::DagView::LoopNestTab));
+        auto* loops = w.dagView()->loopNestView();
         QVERIFY(loops);
         w.dagView()->tabs()->setCurrentIndex(widgets::DagView::LoopNestTab);
         QVERIFY(loops->toPlainText().contains(QStringLiteral("for")));
@@ -815,6 +819,60 @@ private Q_SLOTS:
         QVERIFY(w.setupWidget()->isValid());
         QVERIFY(w.startButton()->isEnabled());
         QCOMPARE(w.job().target, QStringLiteral("llvm -mcpu=znver4"));
+    }
+
+    // Issue 18: for a GPU task the loop nest tab shows, beside the kernels' loop nests, the kernel
+    // source the device compiles (OpenCL C with __kernel, CUDA C with __global__) and each launch's
+    // grid and block; an untuned task shows its GPU default schedule. A CPU task has no such pane.
+    void testDagViewShowsGpuKernelSource_data() {
+        QTest::addColumn<QString>("target");
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("qualifier");
+        QTest::addRow("opencl mali") << QStringLiteral("opencl -device=mali") << QStringLiteral("OpenCL C") << QStringLiteral("__kernel void ");
+        QTest::addRow("cuda sm_90") << QStringLiteral("cuda -arch=sm_90") << QStringLiteral("CUDA C") << QStringLiteral("__global__");
+    }
+    void testDagViewShowsGpuKernelSource() {
+        QFETCH(QString, target);
+        QFETCH(QString, language);
+        QFETCH(QString, qualifier);
+        graph::TaskExtractionOptions eo;
+        eo.target = target.toStdString();
+        const auto tasks = graph::extractTasks(graph::makeNetwork("mlp"), eo);
+        QVERIFY(!tasks.empty());
+        session::DagSnapshot d =
+            session::adapter::dagSnapshot(tasks[0].dag, State(), 1e10, codegen::Target::parse(target.toStdString()));
+        d.taskId = 0;
+        d.description = QString::fromStdString(tasks[0].desc);
+        QVERIFY2(d.error.isEmpty(), qPrintable(d.error));
+
+        widgets::DagView view;
+        view.resize(1200, 700);
+        view.setDag(d);
+        view.tabs()->setCurrentIndex(widgets::DagView::LoopNestTab);
+        QVERIFY(!view.kernelPane()->isHidden());
+        QCOMPARE(view.tabs()->tabText(widgets::DagView::LoopNestTab), QStringLiteral("Loop nest + kernel source"));
+        QVERIFY(!view.tabs()->isTabVisible(widgets::DagView::LlvmIrTab));
+        const QString source = view.kernelSourceView()->toPlainText();
+        QVERIFY2(source.contains(qualifier), qPrintable(source.left(500)));
+        QVERIFY(!d.kernelEntries.isEmpty());
+        const QString launches = view.kernelLaunchLabel()->text();
+        QVERIFY2(launches.startsWith(language + QStringLiteral(" of the GPU default schedule")), qPrintable(launches));
+        for (const QString& entry : d.kernelEntries) {
+            QVERIFY2(source.contains(entry + QLatin1Char('(')), qPrintable(entry));
+            QVERIFY2(launches.contains(entry + QStringLiteral(" grid=(")), qPrintable(launches));
+            QVERIFY(view.loopNestView()->toPlainText().contains(QStringLiteral("// kernel ") + entry));
+        }
+
+        // A CPU task of the same network: no kernel pane, the LLVM tabs back.
+        graph::TaskExtractionOptions cpu;
+        cpu.target = "llvm";
+        const auto cpuTasks = graph::extractTasks(graph::makeNetwork("mlp"), cpu);
+        session::DagSnapshot c = session::adapter::dagSnapshot(cpuTasks[0].dag, State(), 1e10, codegen::Target::host());
+        c.taskId = 0;
+        view.setDag(c);
+        QVERIFY(view.kernelPane()->isHidden());
+        QVERIFY(view.tabs()->isTabVisible(widgets::DagView::LlvmIrTab));
+        QCOMPARE(view.tabs()->tabText(widgets::DagView::LoopNestTab), QStringLiteral("Loop nest"));
     }
 
     // Every setting of a job (= every `tunebench-cli tune` option, tst_tuning_job) has a field in
