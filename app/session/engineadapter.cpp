@@ -48,6 +48,7 @@ tuning::TuningJob engineJob(const TuningJob& j) {
     e.network.layout = sstr(j.layout);
     e.network.winograd = j.winograd;
     e.target = sstr(j.target);
+    e.targetHost = sstr(j.targetHost);
 
     e.search.trials = j.trials;
     e.search.perRound = j.perRound;
@@ -86,6 +87,7 @@ TuningJob sessionJob(const tuning::TuningJob& e) {
     j.layout = qstr(e.network.layout);
     j.winograd = e.network.winograd;
     j.target = qstr(e.target);
+    j.targetHost = qstr(e.targetHost);
 
     j.trials = e.search.trials;
     j.perRound = e.search.perRound;

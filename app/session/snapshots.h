@@ -178,8 +178,9 @@ struct TuningJob {
     int batch = 1;
     QString layout = QStringLiteral("NHWC");
     bool winograd = true;        ///< false = --no-winograd
-    // ---- target (--target)
+    // ---- target (--target, --target-host)
     QString target;              ///< TVM target string; empty = host CPU
+    QString targetHost;          ///< GPU targets: the host target (TVM's host=, --target-host); empty = none
     // ---- search (--trials, --per-round, --early-stopping, --strategy, --seed, --cost-model,
     //      --no-default-seed, --tasks)
     int trials = 0;              ///< 0 = 64 x tasks

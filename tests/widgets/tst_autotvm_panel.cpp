@@ -113,7 +113,7 @@ private Q_SLOTS:
     }
 
     void testSetupCarriesTheAutotvmMode() {
-        widgets::SetupWidget w({QStringLiteral("resnet-18"), QStringLiteral("mlp")}, [](const QString&) { return QString(); });
+        widgets::SetupWidget w({QStringLiteral("resnet-18"), QStringLiteral("mlp")}, [](const QString&, const QString&) { return QString(); });
         QSignalSpy mode(&w, &widgets::SetupWidget::autotvmModeChanged);
         session::TuningJob j;
         j.network = QStringLiteral("resnet-18");

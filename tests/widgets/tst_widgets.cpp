@@ -821,6 +821,46 @@ private Q_SLOTS:
         QCOMPARE(w.job().target, QStringLiteral("llvm -mcpu=znver4"));
     }
 
+    // Issue 18: the GPU presets, each with the host it comes with (the Mali boards' AArch64 CPU);
+    // the host field is on for GPU targets only, and the engine's parser checks the pair.
+    void testSetupGpuTargets() {
+        widgets::SetupWidget w({QStringLiteral("mlp")}, &session::TuningSession::validateTarget);
+        QLineEdit* host = w.targetHostField();
+        QVERIFY(!host->isEnabled());  // the host CPU
+        QVERIFY(w.selectTargetPreset(QStringLiteral("opencl -device=mali")));
+        QVERIFY(host->isEnabled());
+        QCOMPARE(host->text(), QStringLiteral("llvm -mtriple=aarch64-linux-gnu"));
+        QVERIFY2(w.isValid(), qPrintable(w.targetError()));
+        QCOMPARE(w.job().target, QStringLiteral("opencl -device=mali"));
+        QCOMPARE(w.job().targetHost, QStringLiteral("llvm -mtriple=aarch64-linux-gnu"));
+        // A host that is not an llvm target: the parser's sentence, and no start.
+        host->setText(QStringLiteral("cuda"));
+        QVERIFY(!w.isValid());
+        QVERIFY2(w.targetError().contains(QStringLiteral("host")), qPrintable(w.targetError()));
+        for (const char* gpu : {"cuda -arch=sm_90", "cuda -arch=sm_80", "opencl"}) {
+            QVERIFY2(w.selectTargetPreset(QString::fromLatin1(gpu)), gpu);
+            QVERIFY(host->isEnabled());
+            QVERIFY(host->text().isEmpty());  // these presets come without a host
+            QVERIFY2(w.isValid(), qPrintable(w.targetError()));
+            QCOMPARE(w.job().target, QString::fromLatin1(gpu));
+        }
+        // A typed CUDA target keeps a typed host; a CPU target turns the field off and drops it.
+        host->setText(QStringLiteral("llvm"));
+        QVERIFY(w.isValid());
+        QCOMPARE(w.job().targetHost, QStringLiteral("llvm"));
+        QVERIFY(w.selectTargetPreset(QStringLiteral("llvm -mcpu=znver4")));
+        QVERIFY(!host->isEnabled());
+        QVERIFY(w.job().targetHost.isEmpty());
+        QVERIFY(w.isValid());
+        // A job with a host comes back unchanged.
+        session::TuningJob j = w.job();
+        j.target = QStringLiteral("opencl -device=mali");
+        j.targetHost = QStringLiteral("llvm -mtriple=aarch64-linux-gnu -mattr=+neon");
+        j.logPath = QStringLiteral("/nonexistent/mali.json");  // a name of its own (generated ones follow the network)
+        w.setJob(j);
+        QCOMPARE(w.job(), j);
+    }
+
     // Issue 18: for a GPU task the loop nest tab shows, beside the kernels' loop nests, the kernel
     // source the device compiles (OpenCL C with __kernel, CUDA C with __global__) and each launch's
     // grid and block; an untuned task shows its GPU default schedule. A CPU task has no such pane.
@@ -878,7 +918,7 @@ private Q_SLOTS:
     // Every setting of a job (= every `tunebench-cli tune` option, tst_tuning_job) has a field in
     // the setup panel: a job with every field off its default comes back unchanged.
     void testSetupCarriesEveryOption() {
-        widgets::SetupWidget w({QStringLiteral("mobilenet"), QStringLiteral("mlp")}, [](const QString&) { return QString(); });
+        widgets::SetupWidget w({QStringLiteral("mobilenet"), QStringLiteral("mlp")}, [](const QString&, const QString&) { return QString(); });
         session::TuningJob j;
         j.network = QStringLiteral("mlp");
         j.onnxPath = QStringLiteral("/models/det.onnx");
@@ -1417,7 +1457,7 @@ private Q_SLOTS:
     // prefills the input shapes with its input name and static dims; a missing or wrong binding is
     // refused with this model's example, not a generic one.
     void testSetupPrefillsOnnxInputShapes() {
-        widgets::SetupWidget w({QStringLiteral("mobilenet")}, [](const QString&) { return QString(); });
+        widgets::SetupWidget w({QStringLiteral("mobilenet")}, [](const QString&, const QString&) { return QString(); });
         auto* onnx = w.findChild<QLineEdit*>(QStringLiteral("OnnxPath"));
         auto* shapes = w.findChild<QLineEdit*>(QStringLiteral("InputShapes"));
         auto* hint = w.findChild<QLabel*>(QStringLiteral("ShapesHint"));
@@ -1484,7 +1524,7 @@ private Q_SLOTS:
         old.write("{\"i\": []}\n");
         old.close();
 
-        widgets::SetupWidget w({QStringLiteral("mobilenet"), QStringLiteral("mlp")}, [](const QString&) { return QString(); });
+        widgets::SetupWidget w({QStringLiteral("mobilenet"), QStringLiteral("mlp")}, [](const QString&, const QString&) { return QString(); });
         auto* onnx = w.findChild<QLineEdit*>(QStringLiteral("OnnxPath"));
         auto* network = w.findChild<QComboBox*>(QStringLiteral("Network"));
         auto* log = w.findChild<QLineEdit*>(QStringLiteral("LogPath"));
@@ -1588,7 +1628,7 @@ private Q_SLOTS:
 
     // Issue 16.16: the log field has a Browse button (a save dialog for .json / .log files).
     void testSetupLogBrowse() {
-        widgets::SetupWidget w({QStringLiteral("mobilenet")}, [](const QString&) { return QString(); });
+        widgets::SetupWidget w({QStringLiteral("mobilenet")}, [](const QString&, const QString&) { return QString(); });
         auto* browse = w.findChild<QPushButton*>(QStringLiteral("LogBrowse"));
         QVERIFY(browse);
         QVERIFY(!browse->text().isEmpty());
@@ -1608,7 +1648,7 @@ private Q_SLOTS:
 
     // Issue 16.16: the target drop-down is wide enough for the longest preset (aarch64).
     void testSetupTargetPopupFitsPresets() {
-        widgets::SetupWidget w({QStringLiteral("mobilenet")}, [](const QString&) { return QString(); });
+        widgets::SetupWidget w({QStringLiteral("mobilenet")}, [](const QString&, const QString&) { return QString(); });
         w.resize(300, 800);
         w.show();
         auto* target = w.findChild<QComboBox*>(QStringLiteral("Target"));
