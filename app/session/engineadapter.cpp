@@ -214,6 +214,35 @@ LatencyPoint latencyPoint(const tuning::TaskScheduler& scheduler) {
     return p;
 }
 
+GpuDeviceRow gpuDeviceRow(const std::string& key, const measure::RemoteGpuDevice& device) {
+    const gpu::GpuDeviceAttributes& a = device.attributes;
+    GpuDeviceRow r;
+    r.key = qstr(key);
+    r.deviceApi = qstr(device.deviceApi);
+    auto add = [&r](const char* name, const QString& value) { r.attributes.append({QString::fromLatin1(name), value}); };
+    auto num = [](int64_t v) { return QString::number(v); };
+    add("device_api", r.deviceApi);
+    add("device_name", qstr(a.deviceName));
+    add("max_threads_per_block", num(a.maxThreadsPerBlock));
+    add("warp_size", num(a.warpSize));
+    add("max_shared_memory_per_block", num(a.maxSharedMemoryPerBlock));
+    add("max_vthread_extent", num(measure::hardwareParamsFromGpu(a).maxVthreadExtent));
+    add("max_thread_dimensions", QStringLiteral("[%1, %2, %3]")
+                                     .arg(a.maxThreadDimensions[0])
+                                     .arg(a.maxThreadDimensions[1])
+                                     .arg(a.maxThreadDimensions[2]));
+    add("multi_processor_count", num(a.multiProcessorCount));
+    add("max_clock_rate", num(a.maxClockRate));
+    add("compute_version", qstr(a.computeVersion));
+    add("max_registers_per_block", num(a.maxRegistersPerBlock));
+    add("l2_cache_size_bytes", num(a.l2CacheSizeBytes));
+    add("total_global_memory", num(a.totalGlobalMemory));
+    add("api_version", num(a.apiVersion));
+    add("driver_version", qstr(a.driverVersion));
+    add("platform_name", qstr(a.platformName));
+    return r;
+}
+
 DagSnapshot dagSnapshot(const te::ComputeDAG& dag, const State& best, double bestCost, const codegen::Target& target) {
     DagSnapshot s;
     s.workloadKey = qstr(dag.workloadKey());

@@ -55,6 +55,7 @@
 #include "engine/codegen/target.h"
 #include "engine/graph/task_extraction.h"
 #include "engine/graph/zoo.h"
+#include "engine/measure/gpu_runner.h"
 
 using namespace tb;
 
@@ -859,6 +860,52 @@ private Q_SLOTS:
         j.logPath = QStringLiteral("/nonexistent/mali.json");  // a name of its own (generated ones follow the network)
         w.setJob(j);
         QCOMPARE(w.job(), j);
+    }
+
+    // Issue 18: the fleet panel starts an emulated Mali board (scripts/mali-board: a GPU device
+    // server on PoCL, key rk3399); the tracker panel then shows the attributes of key rk3399, as the
+    // device reports them through the tracker (the same query asked here directly), and none for
+    // the CPU server of key local.
+    void testTrackerPanelShowsMaliBoardAttributes() {
+        session::TuningSession s;
+        session::TrackerMonitor monitor;
+        widgets::MainWindow w(&s, &monitor);
+        QSignalSpy trackerUp(&monitor, &session::TrackerMonitor::localTrackerStarted);
+        monitor.startLocalFleet();  // a tracker and one in-process CPU server (key local)
+        QVERIFY(waitFor(trackerUp, 1, 30000));
+        const int port = trackerUp[0][1].toInt();
+        w.fleetPanel()->addMaliButton()->click();
+        QTreeWidget* devices = w.fleetPanel()->deviceList();
+        QTRY_COMPARE_WITH_TIMEOUT(devices->topLevelItemCount(), 1, 30000);
+        QCOMPARE(devices->topLevelItem(0)->text(0), QStringLiteral("Mali board 0"));
+        QCOMPARE(devices->topLevelItem(0)->text(1), QStringLiteral("rk3399"));
+
+        QTreeWidget* gpu = w.trackerPanel()->gpuDeviceList();
+        QTRY_VERIFY_WITH_TIMEOUT(gpu->topLevelItemCount() >= 1, 120000);
+        QCOMPARE(gpu->topLevelItemCount(), 1);  // the CPU server's key is not a GPU
+        QTreeWidgetItem* key = gpu->topLevelItem(0);
+        QCOMPARE(key->text(0), QStringLiteral("rk3399"));
+        QMap<QString, QString> shown;
+        for (int i = 0; i < key->childCount(); ++i) shown.insert(key->child(i)->text(0), key->child(i)->text(1));
+
+        const measure::RemoteGpuDevice device = measure::queryRemoteGpuDevice("127.0.0.1", port, "rk3399", 60);
+        QCOMPARE(shown.value(QStringLiteral("device_api")), QString::fromStdString(device.deviceApi));
+        QCOMPARE(shown.value(QStringLiteral("device_api")), QStringLiteral("opencl"));
+        QCOMPARE(shown.value(QStringLiteral("device_name")), QString::fromStdString(device.attributes.deviceName));
+        QCOMPARE(shown.value(QStringLiteral("warp_size")), QString::number(device.attributes.warpSize));
+        QCOMPARE(shown.value(QStringLiteral("max_threads_per_block")), QString::number(device.attributes.maxThreadsPerBlock));
+        QCOMPARE(shown.value(QStringLiteral("max_shared_memory_per_block")),
+                 QString::number(device.attributes.maxSharedMemoryPerBlock));
+        QCOMPARE(shown.value(QStringLiteral("multi_processor_count")), QString::number(device.attributes.multiProcessorCount));
+        QCOMPARE(shown.value(QStringLiteral("max_vthread_extent")),
+                 QString::number(measure::hardwareParamsFromGpu(device.attributes).maxVthreadExtent));
+        // scripts/mali-board's Mali-T860 limits (PoCL's own are larger): they come from the board.
+        QCOMPARE(shown.value(QStringLiteral("max_threads_per_block")), QStringLiteral("256"));
+        QCOMPARE(shown.value(QStringLiteral("max_shared_memory_per_block")), QStringLiteral("32768"));
+        QCOMPARE(shown.value(QStringLiteral("warp_size")), QStringLiteral("1"));
+        QVERIFY(shown.value(QStringLiteral("device_name")).contains(QStringLiteral("Mali")));
+        monitor.stopAll();
+        QTRY_COMPARE_WITH_TIMEOUT(devices->topLevelItem(0)->text(2), QStringLiteral("stopped"), 20000);
     }
 
     // Issue 18: for a GPU task the loop nest tab shows, beside the kernels' loop nests, the kernel
