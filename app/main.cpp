@@ -11,12 +11,14 @@
 #include <QLocale>
 #include <QPixmap>
 #include <QScreen>
+#include <QTabWidget>
 #include <QTimer>
 
 #include <cstdio>
 
 #include "app/session/trackermonitor.h"
 #include "app/session/tuningsession.h"
+#include "widgets/dagview.h"
 #include "widgets/loginspector.h"
 #include "widgets/mainwindow.h"
 #include "widgets/sessionpage.h"
@@ -29,7 +31,8 @@ void setApplicationNames() {
 }
 // --add-session "key=rasp4b-64;target=llvm -mtriple=aarch64-linux-gnu -mattr=+neon;log=arm.json":
 // `;`-separated fields over the first session's job (target strings may hold commas).
-// target=host (or empty) is this CPU; key=K measures on the devices of K through the tracker.
+// target=host (or empty) is this CPU; host=H is a GPU target's host target (TVM's host=); key=K
+// measures on the devices of K through the tracker.
 QString applySessionSpec(const QString& spec, tb::session::TuningJob& job) {
     job.logPath.clear();  // a log of its own unless log= names one
     for (const QString& field : spec.split(QLatin1Char(';'), Qt::SkipEmptyParts)) {
@@ -37,6 +40,8 @@ QString applySessionSpec(const QString& spec, tb::session::TuningJob& job) {
         const QString value = field.section(QLatin1Char('='), 1).trimmed();
         if (name == QLatin1String("target")) {
             job.target = value == QLatin1String("host") ? QString() : value;
+        } else if (name == QLatin1String("host")) {
+            job.targetHost = value;
         } else if (name == QLatin1String("key")) {
             job.deviceKey = value;
             job.runner = value.isEmpty() ? QStringLiteral("local") : QStringLiteral("rpc");
@@ -47,11 +52,11 @@ QString applySessionSpec(const QString& spec, tb::session::TuningJob& job) {
         } else if (name == QLatin1String("log")) {
             job.logPath = value;
         } else {
-            return QStringLiteral("unknown field '%1' (target, key, network, trials, log)").arg(name);
+            return QStringLiteral("unknown field '%1' (target, host, key, network, trials, log)").arg(name);
         }
     }
     if (job.target.isEmpty()) return {};  // this CPU
-    if (const QString err = tb::session::TuningSession::validateTarget(job.target); !err.isEmpty()) return err;
+    if (const QString err = tb::session::TuningSession::validateTarget(job.target, job.targetHost); !err.isEmpty()) return err;
     return {};
 }
 }  // namespace
@@ -74,6 +79,16 @@ int main(int argc, char** argv) {
                                  QStringLiteral("M"), QStringLiteral("xgb"));
     QCommandLineOption target(QStringLiteral("target"), QStringLiteral("TVM target string (default: this CPU)."),
                               QStringLiteral("TARGET"));
+    QCommandLineOption targetHost(QStringLiteral("target-host"),
+                                  QStringLiteral("Host target of a GPU target, e.g. \"llvm -mtriple=aarch64-linux-gnu\" (TVM's host=)."),
+                                  QStringLiteral("HOST"));
+    QCommandLineOption fleetMali(QStringLiteral("fleet-mali"),
+                                 QStringLiteral("Emulated Mali boards to start (scripts/mali-board on PoCL, key rk3399; default 0)."),
+                                 QStringLiteral("N"), QStringLiteral("0"));
+    QCommandLineOption dagTab(QStringLiteral("dag-tab"),
+                              QStringLiteral("Tab the DAG view opens on: graph, dag, state, loop-nest, llvm-ir, assembly "
+                                             "(default graph; loop-nest shows a GPU task's kernel source beside its loop nest)."),
+                              QStringLiteral("TAB"), QStringLiteral("graph"));
     QCommandLineOption log(QStringLiteral("log"), QStringLiteral("Record log (default tunebench_<network>.json)."),
                            QStringLiteral("FILE"));
     QCommandLineOption resume(QStringLiteral("resume"), QStringLiteral("Continue from the records already in the log."));
@@ -93,7 +108,7 @@ int main(int argc, char** argv) {
     QCommandLineOption sessionOpt(
         QStringLiteral("add-session"),
         QStringLiteral("Tune in one more session beside the first, e.g. \"key=rasp4b-64;target=llvm -mtriple=aarch64-linux-gnu\" "
-                       "or \"target=host\" (fields: target, key, network, trials, log; repeatable)."),
+                       "or \"target=host\" (fields: target, host, key, network, trials, log; repeatable)."),
         QStringLiteral("SPEC"));
     QCommandLineOption inspect(QStringLiteral("inspect"), QStringLiteral("Open the log inspector on a TVM tuning log."),
                                QStringLiteral("LOG"));
@@ -112,8 +127,8 @@ int main(int argc, char** argv) {
     QCommandLineOption shotAfter(QStringLiteral("screenshot-after"),
                                  QStringLiteral("Seconds to wait before the screenshot (default 30)."),
                                  QStringLiteral("S"), QStringLiteral("30"));
-    p.addOptions({autostart, network, onnx, trials, perRound, costModel, target, log, resume, lang, noTracker, fleetArm,
-                  fleetHost, key, sessionOpt, inspect, compare, mode, tuner, nTrial, shot, shotAfter});
+    p.addOptions({autostart, network, onnx, trials, perRound, costModel, target, targetHost, log, resume, lang, noTracker,
+                  fleetArm, fleetHost, fleetMali, key, sessionOpt, inspect, compare, mode, tuner, nTrial, dagTab, shot, shotAfter});
     {
         // --help and --version need no display: answer them before the GUI application exists
         // (it aborts without one). Errors wait for it: Qt's own options (-platform ...) are
@@ -133,6 +148,13 @@ int main(int argc, char** argv) {
     p.process(app);
     if (p.value(mode) != QLatin1String("auto-scheduler") && p.value(mode) != QLatin1String("autotvm")) {
         std::fprintf(stderr, "tunebench: --mode is auto-scheduler or autotvm, not '%s'\n", qPrintable(p.value(mode)));
+        return 2;
+    }
+    const QStringList dagTabs{QStringLiteral("graph"),   QStringLiteral("dag"),     QStringLiteral("state"),
+                              QStringLiteral("loop-nest"), QStringLiteral("llvm-ir"), QStringLiteral("assembly")};
+    if (!dagTabs.contains(p.value(dagTab))) {
+        std::fprintf(stderr, "tunebench: --dag-tab is one of %s, not '%s'\n", qPrintable(dagTabs.join(QStringLiteral(", "))),
+                     qPrintable(p.value(dagTab)));
         return 2;
     }
     if (p.isSet(compare) && !p.isSet(inspect)) {
@@ -158,6 +180,13 @@ int main(int argc, char** argv) {
     job.layout = QStringLiteral("NHWC");
     job.batch = 1;
     job.target = p.value(target);
+    job.targetHost = p.value(targetHost);
+    if (!job.target.isEmpty()) {
+        if (const QString err = tb::session::TuningSession::validateTarget(job.target, job.targetHost); !err.isEmpty()) {
+            std::fprintf(stderr, "tunebench: --target: %s\n", qPrintable(err));
+            return 2;
+        }
+    }
     job.trials = p.value(trials).toInt();
     job.perRound = std::max(1, p.value(perRound).toInt());
     job.costModel = p.value(costModel);
@@ -171,6 +200,7 @@ int main(int argc, char** argv) {
     job.nTrial = std::max(1, p.value(nTrial).toInt());
     if (job.autotvm) job.layout = QStringLiteral("NCHW");
     window.setJob(job);
+    window.dagView()->tabs()->setCurrentIndex(int(dagTabs.indexOf(p.value(dagTab))));
     for (const QString& spec : p.values(sessionOpt)) {
         tb::session::TuningJob j = job;
         if (const QString err = applySessionSpec(spec, j); !err.isEmpty()) {
@@ -204,9 +234,9 @@ int main(int argc, char** argv) {
                          });
         tracker.startLocalFleet();
         // A device fleet beside it (issue 21): child processes registering with that tracker.
-        const int arm = p.value(fleetArm).toInt(), hosts = p.value(fleetHost).toInt();
-        if (arm > 0 || hosts > 0) {
-            tracker.startDeviceFleet(hosts, arm);
+        const int arm = p.value(fleetArm).toInt(), hosts = p.value(fleetHost).toInt(), mali = p.value(fleetMali).toInt();
+        if (arm > 0 || hosts > 0 || mali > 0) {
+            tracker.startDeviceFleet(hosts, arm, mali);
             window.showFleetPanel();
         }
     }
@@ -219,6 +249,7 @@ int main(int argc, char** argv) {
         QHash<QString, int> wanted;  // "server:<key>" -> devices to wait for
         auto want = [&](const QString& k) {
             const int n = std::max(1, k == tb::session::TrackerMonitor::armKey()    ? p.value(fleetArm).toInt()
+                                      : k == tb::session::TrackerMonitor::maliKey() ? p.value(fleetMali).toInt()
                                       : k == tb::session::TrackerMonitor::hostKey() ? p.value(fleetHost).toInt() + 1
                                                                                     : 1);
             wanted.insert(QStringLiteral("server:") + k, n);

@@ -448,6 +448,28 @@
         <source>(the best schedule could not be compiled: %1)</source>
         <translation>（无法编译最佳调度：%1）</translation>
     </message>
+    <message>
+        <source>Loop nest + kernel source</source>
+        <translation>循环嵌套 + 内核源码</translation>
+    </message>
+    <message>
+        <source>%1 of the GPU default schedule (no measured schedule yet)</source>
+        <translation>GPU 默认调度的 %1（尚无已测量的调度）</translation>
+    </message>
+    <message>
+        <source>%1 of the best schedule</source>
+        <translation>最佳调度的 %1</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n launch(es), in order:</source>
+        <translation>
+            <numerusform>%n 次启动，依次为：</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>(the kernels could not be generated: %1)</source>
+        <translation>（无法生成内核：%1）</translation>
+    </message>
 </context>
 <context>
     <name>tb::widgets::FleetPanel</name>
@@ -528,6 +550,18 @@
         <translation>
             <numerusform>%n 台设备丢失</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Add Mali board</source>
+        <translation>添加 Mali 开发板</translation>
+    </message>
+    <message>
+        <source>Start an emulated Mali GPU board (scripts/mali-board: a GPU device server on PoCL, key %1) registering with the tracker; its device attributes appear in the tracker panel</source>
+        <translation>启动一块模拟的 Mali GPU 开发板（scripts/mali-board：运行在 PoCL 上的 GPU 设备服务器，键 %1），向跟踪器注册；其设备属性显示在跟踪器面板中</translation>
+    </message>
+    <message>
+        <source>Mali board %1</source>
+        <translation>Mali 开发板 %1</translation>
     </message>
 </context>
 <context>
@@ -1113,10 +1147,6 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
         <translation>本机 CPU</translation>
     </message>
     <message>
-        <source>A TVM target string, e.g. llvm -mcpu=znver4 or llvm -mtriple=aarch64-linux-gnu -mattr=+neon</source>
-        <translation>TVM 目标字符串，例如 llvm -mcpu=znver4 或 llvm -mtriple=aarch64-linux-gnu -mattr=+neon</translation>
-    </message>
-    <message>
         <source>Search</source>
         <translation>搜索</translation>
     </message>
@@ -1384,6 +1414,22 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
         <source>n_trial: configs measured per task, at most its config space</source>
         <translation>n_trial：每个任务测量的配置数，至多为其配置空间大小</translation>
     </message>
+    <message>
+        <source>A TVM target string, e.g. llvm -mcpu=znver4, llvm -mtriple=aarch64-linux-gnu -mattr=+neon, opencl -device=mali or cuda -arch=sm_90</source>
+        <translation>TVM 目标字符串，例如 llvm -mcpu=znver4、llvm -mtriple=aarch64-linux-gnu -mattr=+neon、opencl -device=mali 或 cuda -arch=sm_90</translation>
+    </message>
+    <message>
+        <source>Target host</source>
+        <translation>目标主机</translation>
+    </message>
+    <message>
+        <source>(none; GPU targets only)</source>
+        <translation>（无；仅用于 GPU 目标）</translation>
+    </message>
+    <message>
+        <source>The CPU that launches a GPU target&apos;s kernels (TVM&apos;s host=), e.g. llvm -mtriple=aarch64-linux-gnu on a Mali board</source>
+        <translation>启动 GPU 目标内核的 CPU（TVM 的 host=），例如 Mali 开发板上的 llvm -mtriple=aarch64-linux-gnu</translation>
+    </message>
 </context>
 <context>
     <name>tb::widgets::TrackerPanel</name>
@@ -1440,6 +1486,18 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
     <message>
         <source>The queue below is the last one seen, not the current one.</source>
         <translation>下方为最后一次看到的队列，并非当前队列。</translation>
+    </message>
+    <message>
+        <source>GPU device (key / attribute)</source>
+        <translation>GPU 设备（键 / 属性）</translation>
+    </message>
+    <message>
+        <source>Value</source>
+        <translation>值</translation>
+    </message>
+    <message>
+        <source>What the GPU device servers of each key report through the tracker; the search takes its hardware parameters from these when tuning for the key</source>
+        <translation>各键的 GPU 设备服务器通过跟踪器报告的属性；为该键调优时，搜索从这些属性取得硬件参数</translation>
     </message>
 </context>
 <context>

@@ -12,7 +12,10 @@
 #include <QLabel>
 #include <QPainterPath>
 #include <QPlainTextEdit>
+#include <QSplitter>
 #include <QTabWidget>
+#include <QTextCursor>
+#include <QTextDocument>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -49,10 +52,33 @@ DagView::DagView(QWidget* parent) : QWidget(parent) {
     m_view->setDragMode(QGraphicsView::ScrollHandDrag);
     m_text = codeView(this);
     m_state = codeView(this);
-    m_loops = codeView(this);
+    // The loop nest, and for GPU tasks the kernel source beside it.
+    auto* loopSplit = m_loopSplit = new QSplitter(Qt::Horizontal, this);
+    m_loops = codeView(loopSplit);
+    m_kernelPane = new QWidget(loopSplit);
+    m_kernelPane->setObjectName(QStringLiteral("KernelPane"));
+    auto* kernelLayout = new QVBoxLayout(m_kernelPane);
+    kernelLayout->setContentsMargins(0, 0, 0, 0);
+    kernelLayout->setSpacing(2);
+    m_launch = new QLabel(m_kernelPane);
+    m_launch->setObjectName(QStringLiteral("KernelLaunches"));
+    m_launch->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_launch->setContentsMargins(4, 2, 4, 2);
+    m_launch->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    // Wrapped: one long launch line must not widen the pane and squeeze the loop nest beside it.
+    m_launch->setWordWrap(true);
+    m_kernel = codeView(m_kernelPane);
+    m_kernel->setObjectName(QStringLiteral("KernelSource"));
+    kernelLayout->addWidget(m_launch);
+    kernelLayout->addWidget(m_kernel, 1);
+    loopSplit->addWidget(m_loops);
+    loopSplit->addWidget(m_kernelPane);
+    loopSplit->setStretchFactor(0, 1);
+    loopSplit->setStretchFactor(1, 1);
+    m_kernelPane->hide();
     m_ir = codeView(this);
     m_asm = codeView(this);
-    for (QWidget* w : std::initializer_list<QWidget*>{m_view, m_text, m_state, m_loops, m_ir, m_asm}) m_tabs->addTab(w, QString());
+    for (QWidget* w : std::initializer_list<QWidget*>{m_view, m_text, m_state, loopSplit, m_ir, m_asm}) m_tabs->addTab(w, QString());
     layout->addWidget(m_tabs, 1);
     connect(m_tabs, &QTabWidget::currentChanged, this, &DagView::fillTab);
     retranslate();
@@ -62,7 +88,6 @@ void DagView::retranslate() {
     m_tabs->setTabText(GraphTab, tr("Graph"));
     m_tabs->setTabText(DagTextTab, tr("Compute DAG"));
     m_tabs->setTabText(StateTab, tr("Loop state"));
-    m_tabs->setTabText(LoopNestTab, tr("Loop nest"));
     m_tabs->setTabText(LlvmIrTab, tr("LLVM IR"));
     m_tabs->setTabText(AssemblyTab, tr("Assembly"));
     fillTexts();
@@ -97,7 +122,43 @@ void DagView::fillTexts() {
     // LLVM IR and assembly run to hundreds of kilobytes: laying them out costs the GUI thread tens
     // of milliseconds, so a text view is filled only when its tab is shown.
     m_stale = {true, true, true, true, true};
+    const bool gpu = !m_dag.kernelLanguage.isEmpty();
+    m_tabs->setTabText(LoopNestTab, gpu ? tr("Loop nest + kernel source") : tr("Loop nest"));
+    // GPU code is not LLVM's: those tabs have nothing to show.
+    m_tabs->setTabVisible(LlvmIrTab, !gpu);
+    m_tabs->setTabVisible(AssemblyTab, !gpu);
+    m_kernelPane->setVisible(gpu);
     fillTab(m_tabs->currentIndex());
+}
+
+void DagView::fillKernelPane() {
+    if (m_dag.kernelLanguage.isEmpty()) {
+        m_launch->clear();
+        m_kernel->clear();
+        return;
+    }
+    QString head = m_dag.kernelFromDefault ? tr("%1 of the GPU default schedule (no measured schedule yet)").arg(m_dag.kernelLanguage)
+                                           : tr("%1 of the best schedule").arg(m_dag.kernelLanguage);
+    head += QLatin1Char('\n') + tr("%n launch(es), in order:", nullptr, int(m_dag.launches.size()));
+    for (const QString& l : m_dag.launches) head += QStringLiteral("\n  ") + l;
+    m_launch->setText(head);
+    // The pane appears beside a splitter laid out without it: once the tab has its width, give the
+    // loop nest two fifths and the (longer-lined) source the rest.
+    if (const int w = m_loopSplit->width(); !m_loopSplitPlaced && w > 0) {
+        m_loopSplit->setSizes({w * 2 / 5, w - w * 2 / 5});
+        m_loopSplitPlaced = true;
+    }
+    m_kernel->setPlainText(m_dag.kernelSource.isEmpty() ? tr("(the kernels could not be generated: %1)").arg(m_dag.error)
+                                                        : m_dag.kernelSource);
+    // Open on the first kernel, past the integer helpers every translation unit starts with: from
+    // the end back to its line puts that line at the top.
+    QTextCursor first = m_kernel->document()->find(m_dag.kernelEntries.value(0));
+    if (!m_dag.kernelEntries.isEmpty() && !first.isNull()) {
+        first.movePosition(QTextCursor::StartOfBlock);
+        m_kernel->moveCursor(QTextCursor::End);
+        m_kernel->setTextCursor(first);
+        m_kernel->ensureCursorVisible();
+    }
 }
 
 void DagView::fillTab(int tab) {
@@ -114,7 +175,10 @@ void DagView::fillTab(int tab) {
     switch (tab) {
         case DagTextTab: view->setPlainText(m_dag.dagText); break;
         case StateTab: view->setPlainText(m_dag.stateText.isEmpty() ? none : m_dag.stateText); break;
-        case LoopNestTab: view->setPlainText(m_dag.loopNest.isEmpty() ? fallback : m_dag.loopNest); break;
+        case LoopNestTab:
+            view->setPlainText(m_dag.loopNest.isEmpty() ? fallback : m_dag.loopNest);
+            fillKernelPane();
+            break;
         case LlvmIrTab: view->setPlainText(m_dag.llvmIr.isEmpty() ? fallback : m_dag.llvmIr); break;
         case AssemblyTab: view->setPlainText(m_dag.assembly.isEmpty() ? fallback : m_dag.assembly); break;
     }

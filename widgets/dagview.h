@@ -2,6 +2,9 @@
 #pragma once
 // The selected task's compute DAG, drawn as a graph (stages as nodes, reads as edges, layered by
 // depth), beside its TVM text and the best schedule's loop state, loop nest, LLVM IR and assembly.
+// For a GPU target the loop nest tab splits: the kernels' loop nests on the left, and beside them
+// the kernel source the device compiles (OpenCL C or CUDA C, from the same lowering the tuner
+// measures) with each launch's grid and block, so a schedule can be read as the code it becomes.
 
 #include <QWidget>
 
@@ -13,6 +16,7 @@ class QGraphicsScene;
 class QGraphicsView;
 class QLabel;
 class QPlainTextEdit;
+class QSplitter;
 class QTabWidget;
 
 namespace tb::widgets {
@@ -30,6 +34,12 @@ public:
     int nodeCount() const { return m_nodes; }
     int edgeCount() const { return m_edges; }
     QTabWidget* tabs() const { return m_tabs; }
+    /// The loop nest text (the left part of the loop nest tab).
+    QPlainTextEdit* loopNestView() const { return m_loops; }
+    /// The kernel source pane beside the loop nest (shown for GPU tasks only) and its launch list.
+    QPlainTextEdit* kernelSourceView() const { return m_kernel; }
+    QLabel* kernelLaunchLabel() const { return m_launch; }
+    QWidget* kernelPane() const { return m_kernelPane; }
     QGraphicsScene* scene() const { return m_scene; }
 
 protected:
@@ -40,6 +50,7 @@ private:
     void retranslate();
     void fillTexts();
     void fillTab(int tab);
+    void fillKernelPane();
     QPlainTextEdit* textView(int tab) const;
     void fitGraph();
 
@@ -51,6 +62,11 @@ private:
     QPlainTextEdit* m_text;
     QPlainTextEdit* m_state;
     QPlainTextEdit* m_loops;
+    QSplitter* m_loopSplit;
+    bool m_loopSplitPlaced = false;  // the kernel pane got its share of the width once
+    QWidget* m_kernelPane;
+    QLabel* m_launch;
+    QPlainTextEdit* m_kernel;
     QPlainTextEdit* m_ir;
     QPlainTextEdit* m_asm;
     std::array<bool, 5> m_stale{};  // text tabs (DagTextTab..AssemblyTab) not filled since the last snapshot

@@ -265,10 +265,12 @@ FleetPanel::FleetPanel(QWidget* parent)
     m_start = new QPushButton(QIcon(QStringLiteral(":/icons/tracker.svg")), QString(), this);
     m_addArm = new QPushButton(this);
     m_addHost = new QPushButton(this);
+    m_addMali = new QPushButton(this);
+    m_addMali->setObjectName(QStringLiteral("AddMaliBoard"));
     m_stop = new QPushButton(QIcon(QStringLiteral(":/icons/stop.svg")), QString(), this);
     m_stop->setEnabled(false);
     m_summary = new QLabel(this);
-    for (QWidget* w : std::initializer_list<QWidget*>{m_armLabel, m_arm, m_hostLabel, m_host, m_start, m_addArm, m_addHost, m_stop})
+    for (QWidget* w : std::initializer_list<QWidget*>{m_armLabel, m_arm, m_hostLabel, m_host, m_start, m_addArm, m_addHost, m_addMali, m_stop})
         bar->addWidget(w);
     bar->addSpacing(12);
     bar->addWidget(m_summary, 1);
@@ -303,6 +305,7 @@ FleetPanel::FleetPanel(QWidget* parent)
     connect(m_start, &QPushButton::clicked, this, [this] { Q_EMIT startFleetRequested(m_host->value(), m_arm->value()); });
     connect(m_addArm, &QPushButton::clicked, this, [this] { Q_EMIT addDeviceRequested(true); });
     connect(m_addHost, &QPushButton::clicked, this, [this] { Q_EMIT addDeviceRequested(false); });
+    connect(m_addMali, &QPushButton::clicked, this, &FleetPanel::addMaliBoardRequested);
     connect(m_devices, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* cur) {
         m_stop->setEnabled(cur && cur->data(0, Qt::UserRole + 1).toBool());
     });
@@ -323,6 +326,10 @@ void FleetPanel::retranslate() {
                             .arg(QStringLiteral("rasp4b-64"), QStringLiteral("local")));
     m_addArm->setText(tr("Add ARM board"));
     m_addHost->setText(tr("Add host server"));
+    m_addMali->setText(tr("Add Mali board"));
+    m_addMali->setToolTip(tr("Start an emulated Mali GPU board (scripts/mali-board: a GPU device server on PoCL, key %1) "
+                             "registering with the tracker; its device attributes appear in the tracker panel")
+                              .arg(QStringLiteral("rk3399")));
     m_stop->setText(tr("Stop device"));
     m_stop->setToolTip(tr("Stop the device selected in the list (also while tuning runs: its candidate is recorded as an error)"));
     m_devices->setHeaderLabels({tr("Device"), tr("Key"), tr("State")});
@@ -343,7 +350,9 @@ void FleetPanel::showFleet(const QList<session::FleetDeviceRow>& devices) {
     for (const auto& d : devices) {
         // The engine names devices in English ("ARM board 0"): say it again in the user's language.
         const QString number = d.name.section(QLatin1Char(' '), -1);
-        const QString name = d.arm ? tr("ARM board %1").arg(number) : tr("Host server %1").arg(number);
+        const QString name = d.arm    ? tr("ARM board %1").arg(number)
+                             : d.mali ? tr("Mali board %1").arg(number)
+                                      : tr("Host server %1").arg(number);
         const QString state = d.pid > 0 ? tr("running (pid %1)").arg(d.pid) : d.ended == QLatin1String("stopped") ? tr("stopped") : d.ended;
         auto* item = new QTreeWidgetItem({name, d.key, state});
         item->setData(0, Qt::UserRole, d.id);

@@ -4,7 +4,8 @@
 // of what it did on the job's clock (builds on this machine, uploads and runs on each device; an
 // error red, a timeout orange, a step still running hatched) and marks a device that died;
 // FleetPanel puts it beside the per-key table (free/busy/pending, runs per minute) and the fleet's
-// controls: start a fleet of emulated ARM boards and host servers, add or stop one device.
+// controls: start a fleet of emulated ARM boards and host servers, add one device (an ARM board, a
+// host server, or an emulated Mali board: a GPU device server on PoCL), or stop one.
 
 #include <QWidget>
 
@@ -66,6 +67,7 @@ public:
     QPushButton* startButton() const { return m_start; }
     QPushButton* addArmButton() const { return m_addArm; }
     QPushButton* addHostButton() const { return m_addHost; }
+    QPushButton* addMaliButton() const { return m_addMali; }
     QPushButton* stopButton() const { return m_stop; }
     QString summaryText() const;
 
@@ -75,6 +77,7 @@ public Q_SLOTS:
 Q_SIGNALS:
     void startFleetRequested(int hostServers, int armBoards);
     void addDeviceRequested(bool arm);
+    void addMaliBoardRequested();
     void stopDeviceRequested(int id);
 
 protected:
@@ -94,6 +97,7 @@ private:
     QPushButton* m_start;
     QPushButton* m_addArm;
     QPushButton* m_addHost;
+    QPushButton* m_addMali;
     QPushButton* m_stop;
     QLabel* m_summary;
     QTableView* m_keys;

@@ -313,8 +313,10 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
         connect(m_trackerMonitor, &session::TrackerMonitor::statusChanged, m_tracker, &TrackerPanel::showStatus);
         connect(m_trackerMonitor, &session::TrackerMonitor::queueChanged, m_fleet->model(), &models::FleetModel::setQueue);
         connect(m_trackerMonitor, &session::TrackerMonitor::fleetChanged, m_fleet, &FleetPanel::showFleet);
-        connect(m_fleet, &FleetPanel::startFleetRequested, m_trackerMonitor, &session::TrackerMonitor::startDeviceFleet);
+        connect(m_fleet, &FleetPanel::startFleetRequested, m_trackerMonitor,
+                [m = m_trackerMonitor](int hostServers, int armBoards) { m->startDeviceFleet(hostServers, armBoards); });
         connect(m_fleet, &FleetPanel::addDeviceRequested, m_trackerMonitor, &session::TrackerMonitor::addDevice);
+        connect(m_fleet, &FleetPanel::addMaliBoardRequested, m_trackerMonitor, &session::TrackerMonitor::addMaliBoard);
         connect(m_fleet, &FleetPanel::stopDeviceRequested, m_trackerMonitor, &session::TrackerMonitor::stopDevice);
         connect(m_trackerMonitor, &session::TrackerMonitor::localTrackerStarted, this, [this](const QString& host, int port) {
             m_tracker->setTrackerAddress(QStringLiteral("%1:%2").arg(host).arg(port));

@@ -28,6 +28,8 @@
 namespace tb::widgets {
 
 namespace {
+constexpr int kHostRole = Qt::UserRole + 1;  // a target preset's host target
+
 void setRowLabel(QFormLayout* form, QWidget* field, const QString& text) {
     if (auto* l = qobject_cast<QLabel*>(form->labelForField(field))) l->setText(text);
 }
@@ -68,8 +70,7 @@ int countRecords(const QString& path) {
 }
 }  // namespace
 
-SetupWidget::SetupWidget(const QStringList& networks, std::function<QString(const QString&)> targetValidator,
-                         QWidget* parent)
+SetupWidget::SetupWidget(const QStringList& networks, TargetValidator targetValidator, QWidget* parent)
     : QWidget(parent), m_validateTarget(std::move(targetValidator)) {
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(0, 0, 0, 0);
@@ -124,8 +125,17 @@ SetupWidget::SetupWidget(const QStringList& networks, std::function<QString(cons
     m_target->addItem(QStringLiteral("llvm -mcpu=core-avx2"), QStringLiteral("llvm -mcpu=core-avx2"));
     m_target->addItem(QStringLiteral("llvm -mtriple=aarch64-linux-gnu -mattr=+neon"),
                       QStringLiteral("llvm -mtriple=aarch64-linux-gnu -mattr=+neon"));
+    // GPU presets (TVM's names); item data kHostRole: the host target the preset comes with.
+    m_target->addItem(QStringLiteral("opencl -device=mali"), QStringLiteral("opencl -device=mali"));
+    m_target->setItemData(m_target->count() - 1, QStringLiteral("llvm -mtriple=aarch64-linux-gnu"), kHostRole);
+    for (const char* gpu : {"cuda -arch=sm_90", "cuda -arch=sm_80", "opencl"})
+        m_target->addItem(QString::fromLatin1(gpu), QString::fromLatin1(gpu));
     m_tgtForm->addRow(QStringLiteral("-"), m_target);
     for (int i = 1; i < m_target->count(); ++i) m_target->setItemData(i, m_target->itemText(i), Qt::ToolTipRole);
+    m_targetHost = new QLineEdit(m_tgtBox);
+    m_targetHost->setObjectName(QStringLiteral("TargetHost"));
+    m_targetHost->setClearButtonEnabled(true);
+    m_tgtForm->addRow(QStringLiteral("-"), m_targetHost);
     m_targetError = messageLabel(m_tgtBox, QStringLiteral("TargetError"), QStringLiteral("#c0392b"));
     m_tgtForm->addRow(QString(), m_targetError);
     outer->addWidget(m_tgtBox);
@@ -231,7 +241,12 @@ SetupWidget::SetupWidget(const QStringList& networks, std::function<QString(cons
     connect(m_shapes, &QLineEdit::textChanged, this, [this] { revalidate(); });
     connect(m_logBrowse, &QPushButton::clicked, this, [this] { browseLog(); });
     connect(m_log, &QLineEdit::textEdited, this, [this](const QString& t) { m_logFollowsNetwork = t.trimmed() == defaultLogPath(job()); });
-    connect(m_target, &QComboBox::currentTextChanged, this, [this] { revalidate(); });
+    connect(m_target, &QComboBox::currentTextChanged, this, [this] { updateTargetHost(); });
+    // Picking a preset brings its host (the Mali boards' AArch64 CPU); a typed target keeps the field.
+    connect(m_target, &QComboBox::activated, this, [this](int i) {
+        if (i > 0) m_targetHost->setText(m_target->itemData(i, kHostRole).toString());
+    });
+    connect(m_targetHost, &QLineEdit::textChanged, this, [this] { revalidate(); });
     connect(m_runner, &QComboBox::currentIndexChanged, this, [this] {
         bool rpc = m_runner->currentData().toString() == QLatin1String("rpc");
         m_tracker->setEnabled(rpc);
@@ -248,6 +263,7 @@ SetupWidget::SetupWidget(const QStringList& networks, std::function<QString(cons
     connect(m_log, &QLineEdit::textChanged, this, [this] { updateResumeOffer(); });
     m_tracker->setEnabled(false);
     m_key->setEnabled(false);
+    m_targetHost->setEnabled(false);
     retranslate();
     applyMode();
     updateResumeOffer();
@@ -287,7 +303,12 @@ void SetupWidget::retranslate() {
     m_target->setItemText(0, tr("Host CPU"));
     m_target->setEditText(host ? m_target->itemText(0) : typed);
     updateTargetPopupWidth();
-    m_target->setToolTip(tr("A TVM target string, e.g. llvm -mcpu=znver4 or llvm -mtriple=aarch64-linux-gnu -mattr=+neon"));
+    m_target->setToolTip(tr("A TVM target string, e.g. llvm -mcpu=znver4, llvm -mtriple=aarch64-linux-gnu -mattr=+neon, "
+                            "opencl -device=mali or cuda -arch=sm_90"));
+    setRowLabel(m_tgtForm, m_targetHost, tr("Target host"));
+    m_targetHost->setPlaceholderText(tr("(none; GPU targets only)"));
+    m_targetHost->setToolTip(tr("The CPU that launches a GPU target's kernels (TVM's host=), e.g. "
+                                "llvm -mtriple=aarch64-linux-gnu on a Mali board"));
     m_searchBox->setTitle(tr("Search"));
     setRowLabel(m_searchForm, m_mode, tr("Mode"));
     m_mode->setItemText(0, tr("Auto-scheduler"));
@@ -362,6 +383,7 @@ session::TuningJob SetupWidget::job() const {
     j.layout = m_layout->currentText();
     j.winograd = m_winograd->isChecked();
     j.target = isHostTarget() ? QString() : m_target->currentText().trimmed();
+    j.targetHost = m_gpuTarget ? m_targetHost->text().trimmed() : QString();
     j.autotvm = m_mode->currentData().toBool();
     j.tuner = m_tuner->currentText();
     j.nTrial = m_nTrial->value();
@@ -411,6 +433,7 @@ void SetupWidget::setJob(const session::TuningJob& j) {
         m_target->setCurrentIndex(0);
     else
         m_target->setEditText(j.target);
+    m_targetHost->setText(j.targetHost);
     m_mode->setCurrentIndex(j.autotvm ? 1 : 0);
     if (m_tuner->findText(j.tuner) >= 0) m_tuner->setCurrentText(j.tuner);
     m_nTrial->setValue(j.nTrial);
@@ -442,12 +465,28 @@ void SetupWidget::setJob(const session::TuningJob& j) {
 
 void SetupWidget::setTargetText(const QString& text) { m_target->setEditText(text); }
 
+bool SetupWidget::selectTargetPreset(const QString& target) {
+    const int i = m_target->findData(target);
+    if (i <= 0) return false;
+    m_target->setCurrentIndex(i);
+    Q_EMIT m_target->activated(i);
+    return true;
+}
+
+void SetupWidget::updateTargetHost() {
+    // Only a GPU target has a host: for a CPU target the field is off and the job carries none.
+    m_gpuTarget = !isHostTarget() && session::TuningSession::isGpuTarget(m_target->currentText().trimmed());
+    m_targetHost->setEnabled(m_gpuTarget);
+    revalidate();
+}
+
 bool SetupWidget::isValid() const { return m_valid; }
 QString SetupWidget::targetError() const { return m_targetError->text(); }
 
 void SetupWidget::revalidate() {
     QString err;
-    if (!isHostTarget() && m_validateTarget) err = m_validateTarget(m_target->currentText().trimmed());
+    if (!isHostTarget() && m_validateTarget)
+        err = m_validateTarget(m_target->currentText().trimmed(), m_gpuTarget ? m_targetHost->text().trimmed() : QString());
     m_targetError->setText(err);
     m_targetError->setVisible(!err.isEmpty());
     const QString shapesErr = m_onnx->text().trimmed().isEmpty() ? QString() : session::checkShapeBindings(m_model, shapeBindings());

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Session setup: network (zoo name, batch, layout, or an ONNX file with input shapes; winograd),
-// target (presets or a free TVM target string, validated inline), search options (budget,
+// target (CPU and GPU presets or a free TVM target string, with a target host for GPU targets:
+// TVM's host=, prefilled for the Mali preset; both validated inline by the engine's parser), search options (budget,
 // strategy, cost model, seed, task selection, default-schedule seeding), runner (local or RPC
 // through a tracker; number, repeat, min_repeat_ms, timeout, cache flush) and the logs (resume
 // offered when the record log exists). Every `tunebench-cli tune` option has a field here.
@@ -32,10 +33,10 @@ namespace tb::widgets {
 class SetupWidget : public QWidget {
     Q_OBJECT
 public:
-    /// `networks`: zoo names; `targetValidator` returns an empty string for a valid target string
-    /// or the error message to show inline.
-    SetupWidget(const QStringList& networks, std::function<QString(const QString&)> targetValidator,
-                QWidget* parent = nullptr);
+    /// `networks`: zoo names; `targetValidator(target, host)` returns an empty string for a valid
+    /// target string with that target host (empty: none), or the error message to show inline.
+    using TargetValidator = std::function<QString(const QString& target, const QString& host)>;
+    SetupWidget(const QStringList& networks, TargetValidator targetValidator, QWidget* parent = nullptr);
 
     session::TuningJob job() const;
     void setJob(const session::TuningJob& job);
@@ -44,6 +45,11 @@ public:
     /// The inline message under the target field (empty when the target is valid).
     QString targetError() const;
     void setTargetText(const QString& text);
+    /// Selects the target preset whose target string is `target` (as a user picking it would: the
+    /// Mali preset fills in its host); false when there is no such preset.
+    bool selectTargetPreset(const QString& target);
+    /// The target host field: enabled only for GPU targets.
+    QLineEdit* targetHostField() const { return m_targetHost; }
     /// Offers (and ticks) "resume" when the log file exists, e.g. after a job wrote it.
     void refreshResumeOffer() { updateResumeOffer(); }
 
@@ -83,7 +89,9 @@ private:
     bool isGeneratedLogName(const QString& path, const session::TuningJob& job) const;
     QStringList shapeBindings() const;
 
-    std::function<QString(const QString&)> m_validateTarget;
+    void updateTargetHost();
+
+    TargetValidator m_validateTarget;
     QGroupBox* m_netBox;
     QGroupBox* m_tgtBox;
     QGroupBox* m_searchBox;
@@ -105,6 +113,8 @@ private:
     QLabel* m_shapesError;
     QCheckBox* m_winograd;
     QComboBox* m_target;
+    QLineEdit* m_targetHost;
+    bool m_gpuTarget = false;  // the target is a GPU target: the host field applies (even while the panel is disabled)
     QLabel* m_targetError;
     QComboBox* m_mode;
     QComboBox* m_tuner;

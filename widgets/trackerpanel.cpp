@@ -40,7 +40,7 @@ TrackerPanel::TrackerPanel(QWidget* parent) : QWidget(parent), m_model(new model
     m_status = new QLabel(this);
     m_status->setWordWrap(true);
     layout->addWidget(m_status);
-    auto* split = new QSplitter(Qt::Vertical, this);
+    auto* split = m_split = new QSplitter(Qt::Vertical, this);
     m_keys = new QTableView(split);
     m_keys->setModel(m_model);
     m_keys->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -50,8 +50,17 @@ TrackerPanel::TrackerPanel(QWidget* parent) : QWidget(parent), m_model(new model
     m_servers->setRootIsDecorated(false);
     m_servers->setColumnCount(2);
     m_servers->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    m_gpu = new QTreeWidget(split);
+    m_gpu->setObjectName(QStringLiteral("GpuDeviceList"));
+    m_gpu->setColumnCount(2);
+    m_gpu->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     split->addWidget(m_keys);
     split->addWidget(m_servers);
+    split->addWidget(m_gpu);
+    m_gpu->hide();  // until a key with GPU servers shows up
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
+    split->setStretchFactor(2, 3);  // a dozen attributes per GPU key
     layout->addWidget(split, 1);
     connect(m_connect, &QPushButton::clicked, this, [this] {
         const QStringList hp = m_address->text().trimmed().split(QLatin1Char(':'));
@@ -80,6 +89,9 @@ void TrackerPanel::retranslate() {
     m_fleet->setText(tr("Start local tracker + fleet"));
     m_fleet->setToolTip(tr("Start a tracker on a free loopback port with one sandboxed RPC server of key \"local\""));
     m_servers->setHeaderLabels({tr("Server address"), tr("Key")});
+    m_gpu->setHeaderLabels({tr("GPU device (key / attribute)"), tr("Value")});
+    m_gpu->setToolTip(tr("What the GPU device servers of each key report through the tracker; the search takes its "
+                         "hardware parameters from these when tuning for the key"));
     m_model->retranslate();
     if (m_hasSnapshot)
         updateSummary();
@@ -102,6 +114,8 @@ void TrackerPanel::clearQueue() {
     m_hasSnapshot = false;
     m_model->setSnapshot({});
     m_servers->clear();
+    m_gpu->clear();
+    m_gpu->hide();
     setStale(false);
 }
 
@@ -109,6 +123,7 @@ void TrackerPanel::setStale(bool stale) {
     m_stale = stale;
     m_keys->setEnabled(!stale);
     m_servers->setEnabled(!stale);
+    m_gpu->setEnabled(!stale);
 }
 
 void TrackerPanel::setTitleVisible(bool visible) { m_title->setVisible(visible); }
@@ -124,7 +139,31 @@ void TrackerPanel::showSnapshot(const session::DeviceQueueSnapshot& snapshot) {
     // The server list is short and has no selection to keep: refill it.
     m_servers->clear();
     for (const auto& s : snapshot.servers) m_servers->addTopLevelItem(new QTreeWidgetItem({s.address, s.key}));
+    fillGpuDevices();
     updateSummary();
+}
+
+void TrackerPanel::fillGpuDevices() {
+    // Attributes change only when a key's servers do: refill only then, keeping the reader's scroll.
+    QList<session::GpuDeviceRow> shown;
+    for (int i = 0; i < m_gpu->topLevelItemCount(); ++i)
+        shown.append(m_gpu->topLevelItem(i)->data(0, Qt::UserRole).value<session::GpuDeviceRow>());
+    if (shown == m_snapshot.gpuDevices) return;
+    m_gpu->clear();
+    for (const session::GpuDeviceRow& d : m_snapshot.gpuDevices) {
+        auto* top = new QTreeWidgetItem({d.key, QStringLiteral("%1: %2").arg(d.deviceApi, d.value(QStringLiteral("device_name")))});
+        top->setData(0, Qt::UserRole, QVariant::fromValue(d));
+        for (const auto& [name, value] : d.attributes) top->addChild(new QTreeWidgetItem({name, value}));
+        m_gpu->addTopLevelItem(top);
+        top->setExpanded(true);
+    }
+    if (m_gpu->isHidden() && !m_snapshot.gpuDevices.isEmpty()) {
+        // A dozen attributes per key: the list takes three fifths of the height when it appears.
+        m_gpu->show();
+        const int h = m_split->height();
+        m_split->setSizes({h / 5, h / 5, h - 2 * (h / 5)});
+    }
+    m_gpu->setVisible(!m_snapshot.gpuDevices.isEmpty());
 }
 
 void TrackerPanel::updateSummary() {

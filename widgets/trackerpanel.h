@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The device tracker queue: connect to any tracker (ours or TVM's) by host:port and watch its
-// SUMMARY live (keys with total/free/pending, the server list); start a local tracker and a demo
-// fleet of servers from here.
+// SUMMARY live (keys with total/free/pending, the server list, and for each key served by GPU
+// device servers the device attributes the search tunes for: max_threads_per_block, warp_size,
+// max_shared_memory_per_block, ...); start a local tracker and a demo fleet of servers from here.
 
 #include <QWidget>
 
@@ -11,6 +12,7 @@
 class QLabel;
 class QLineEdit;
 class QPushButton;
+class QSplitter;
 class QTableView;
 class QTreeWidget;
 
@@ -26,6 +28,9 @@ public:
     explicit TrackerPanel(QWidget* parent = nullptr);
     models::DeviceQueueModel* model() const { return m_model; }
     QTreeWidget* serverList() const { return m_servers; }
+    /// One top-level item per GPU key (its text in column 0 is the key), one child per attribute
+    /// (name in column 0, value in column 1).
+    QTreeWidget* gpuDeviceList() const { return m_gpu; }
     QString statusText() const;
     /// True while the tables show the last queue of a tracker that no longer answers.
     bool isStale() const { return m_stale; }
@@ -49,6 +54,7 @@ private:
     void retranslate();
     void updateSummary();
     void clearQueue();
+    void fillGpuDevices();
     void setStale(bool stale);
 
     models::DeviceQueueModel* m_model;
@@ -60,6 +66,8 @@ private:
     QLabel* m_status;
     QTableView* m_keys;
     QTreeWidget* m_servers;
+    QTreeWidget* m_gpu;
+    QSplitter* m_split;
     session::DeviceQueueSnapshot m_snapshot;
     bool m_hasSnapshot = false;
     bool m_stale = false;

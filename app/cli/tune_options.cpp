@@ -22,7 +22,7 @@ QString str(const std::string& s) { return QString::fromStdString(s); }
 }  // namespace
 
 QList<QCommandLineOption> TuneCommandLine::options() const {
-    return net.options() + QList<QCommandLineOption>{target, trials, log, resume, strategy, perRound, seed, costModel,
+    return net.options() + QList<QCommandLineOption>{target, targetHost, trials, log, resume, strategy, perRound, seed, costModel,
                                                      early, runner, tracker, key, tsv, number, repeat, minRepeat,
                                                      timeout, flush, only, noSeed};
 }
@@ -31,6 +31,7 @@ tuning::TuningJob TuneCommandLine::job(const QCommandLineParser& p) const {
     tuning::TuningJob j;
     j.network = net.source(p);
     j.target = p.value(target).toStdString();
+    j.targetHost = p.value(targetHost).toStdString();
 
     TB_USER_CHECK(p.isSet(log)) << "--log FILE is required (every measurement is appended to it)";
     j.logPath = p.value(log).toStdString();
@@ -86,6 +87,7 @@ QStringList TuneCommandLine::arguments(const tuning::TuningJob& j) {
     const tuning::TuningJob d;  // the defaults are left out
     QStringList a = NetworkOptions::arguments(j.network);
     if (!j.target.empty()) a << QStringLiteral("--target") << str(j.target);
+    if (!j.targetHost.empty()) a << QStringLiteral("--target-host") << str(j.targetHost);
 
     const auto& s = j.search;
     if (s.trials != d.search.trials) a << QStringLiteral("--trials") << QString::number(s.trials);

@@ -18,6 +18,10 @@ struct TuneCommandLine {
     NetworkOptions net;
     QCommandLineOption target{QStringLiteral("target"), QStringLiteral("TVM target string (default: this CPU)."),
                               QStringLiteral("TARGET")};
+    QCommandLineOption targetHost{QStringLiteral("target-host"),
+                                  QStringLiteral("Host target of a GPU target, e.g. \"llvm -mtriple=aarch64-linux-gnu\" "
+                                                 "(TVM's host=; default: none)."),
+                                  QStringLiteral("HOST")};
     QCommandLineOption trials{QStringLiteral("trials"), QStringLiteral("Total measured trials (default 64 x tasks)."),
                               QStringLiteral("N"), QStringLiteral("0")};
     QCommandLineOption log{QStringLiteral("log"), QStringLiteral("Measure-record log to append to (TVM v0.6 lines)."),

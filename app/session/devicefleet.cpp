@@ -59,6 +59,8 @@ FleetPaths FleetPaths::defaults() {
         p.cli = (dir / ".." / "bin" / "tunebench-cli").lexically_normal().string();
     p.armScript = (dir / ".." / ".." / "scripts" / "arm-board").lexically_normal().string();
     p.armBuildDir = (dir / ".." / "aarch64").lexically_normal().string();
+    p.maliScript = (dir / ".." / ".." / "scripts" / "mali-board").lexically_normal().string();
+    p.buildDir = (dir / "..").lexically_normal().string();
     const char* tmp = std::getenv("TMPDIR");
     p.logDir = std::string(tmp && *tmp ? tmp : "/tmp") + "/tunebench-fleet-" + std::to_string(::getpid());
     return p;
@@ -79,7 +81,7 @@ int DeviceFleet::add(Kind kind, const std::string& key, int threads) {
     d.id = int(m_devices.size());
     d.kind = kind;
     d.key = key;
-    const int n = m_next[kind == Kind::Arm]++;
+    const int n = m_next[int(kind)]++;
     if (kind == Kind::Local) {
         TB_USER_CHECK(executable(m_paths.cli)) << "cannot find tunebench-cli to start a host server (looked for "
                                                << m_paths.cli << ")";
@@ -89,15 +91,19 @@ int DeviceFleet::add(Kind kind, const std::string& key, int threads) {
                              "--num-threads", std::to_string(std::max(1, threads))},
                             d.log);
     } else {
-        TB_USER_CHECK(executable(m_paths.armScript))
-            << "an emulated ARM board needs scripts/arm-board of the source tree (looked for " << m_paths.armScript << ")";
-        d.name = "ARM board " + std::to_string(n);
-        // One script per board, so that each board can be stopped alone; each writes its board's
-        // log into its own folder (the script names it board-0.log).
-        const std::string boardLogs = m_paths.logDir + "/arm-" + std::to_string(n);
-        d.log = m_paths.logDir + "/arm-" + std::to_string(n) + ".log";
-        d.pid = spawnLogged({"/bin/bash", m_paths.armScript, "-n", "1", "--tracker", m_tracker, "--key", key, "--host",
-                             m_host, "--build-dir", m_paths.armBuildDir, "--log-dir", boardLogs},
+        // An emulated board (ARM under qemu, Mali on PoCL): one script per board, so that each board
+        // can be stopped alone (the script stops its server on SIGTERM); each writes its board's log
+        // into its own folder.
+        const bool arm = kind == Kind::Arm;
+        const std::string& script = arm ? m_paths.armScript : m_paths.maliScript;
+        const std::string what = arm ? "ARM" : "Mali";
+        TB_USER_CHECK(executable(script)) << "an emulated " << what << " board needs scripts/" << (arm ? "arm" : "mali")
+                                          << "-board of the source tree (looked for " << script << ")";
+        d.name = what + " board " + std::to_string(n);
+        const std::string boardLogs = m_paths.logDir + (arm ? "/arm-" : "/mali-") + std::to_string(n);
+        d.log = boardLogs + ".log";
+        d.pid = spawnLogged({"/bin/bash", script, "-n", "1", "--tracker", m_tracker, "--key", key, "--host", m_host,
+                             "--build-dir", arm ? m_paths.armBuildDir : m_paths.buildDir, "--log-dir", boardLogs},
                             d.log);
     }
     m_devices.push_back(d);

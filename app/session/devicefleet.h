@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A fleet of devices on this machine, each a separate child process that registers with one RPC
-// tracker (issue 21): sandboxed host servers (`tunebench-cli rpc-server --key local`) and emulated
-// AArch64 boards (`scripts/arm-board -n 1 --key rasp4b-64`, qemu-aarch64). Devices are added and
+// tracker (issue 21): sandboxed host servers (`tunebench-cli rpc-server --key local`), emulated
+// AArch64 boards (`scripts/arm-board -n 1 --key rasp4b-64`, qemu-aarch64) and emulated Mali boards
+// (`scripts/mali-board -n 1 --key rk3399`: a GPU device server on PoCL). Devices are added and
 // stopped one at a time, also while a tuning job measures on them. Plain C++ (no Qt): shared by
 // `tunebench-cli fleet up` and the window's tracker monitor, which drive it from one thread.
 
@@ -19,20 +20,22 @@ struct FleetPaths {
     std::string armScript;    ///< scripts/arm-board of the source tree
     std::string armBuildDir;  ///< the build's aarch64 folder (tunebench-device-server)
     std::string logDir;       ///< one log per device (created when missing)
+    std::string maliScript;   ///< scripts/mali-board of the source tree
+    std::string buildDir;     ///< the build folder (its bin/tunebench-gpu-server runs a Mali board)
 
     /// Next to the running executable (build/<bin|tests>/X): <dir>/tunebench-cli (or
-    /// <dir>/../bin/tunebench-cli), <dir>/../../scripts/arm-board, <dir>/../aarch64; logs in
-    /// $TMPDIR/tunebench-fleet-<pid>.
+    /// <dir>/../bin/tunebench-cli), <dir>/../../scripts/arm-board, <dir>/../aarch64,
+    /// <dir>/../../scripts/mali-board, <dir>/..; logs in $TMPDIR/tunebench-fleet-<pid>.
     static FleetPaths defaults();
 };
 
 class DeviceFleet {
 public:
-    enum class Kind { Local, Arm };
+    enum class Kind { Local, Arm, Mali };
     struct Device {
         int id = 0;            ///< 0, 1, 2... in the order added (never reused)
         Kind kind = Kind::Local;
-        std::string name;      ///< "host server 0", "ARM board 1"
+        std::string name;      ///< "host server 0", "ARM board 1", "Mali board 0"
         std::string key;       ///< device key it registers under
         std::string log;       ///< its log file
         pid_t pid = -1;        ///< -1 once it ended or was stopped
@@ -67,7 +70,7 @@ private:
     FleetPaths m_paths;
     std::string m_tracker, m_host;
     std::vector<Device> m_devices;
-    int m_next[2] = {0, 0};  // per kind, for names
+    int m_next[3] = {0, 0, 0};  // per kind, for names
 };
 
 }  // namespace tb::session

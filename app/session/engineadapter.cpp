@@ -5,13 +5,38 @@
 
 #include <algorithm>
 
+#include "engine/codegen/codegen_gpu_source.h"
 #include "engine/codegen/codegen_llvm.h"
+#include "engine/lower/lower_gpu.h"
 #include "engine/lower/lower_state.h"
+#include "engine/schedule/infer_bound.h"
+#include "engine/search/default_schedule_gpu.h"
 
 namespace tb::session::adapter {
 
 namespace {
 std::string sstr(const QString& s) { return s.toStdString(); }
+
+QString dims(const std::array<int64_t, 3>& d) { return QStringLiteral("(%1, %2, %3)").arg(d[0]).arg(d[1]).arg(d[2]); }
+
+// A GPU task's program: `state` (or, undefined, the GPU default schedule for the target's limits)
+// lowered to kernels and emitted as OpenCL C or CUDA C, as the tuner measures it.
+void fillGpuKernels(DagSnapshot& s, const te::ComputeDAG& dag, const State& best, const codegen::Target& target) {
+    s.kernelLanguage = target.isCuda() ? QStringLiteral("CUDA C") : QStringLiteral("OpenCL C");
+    s.kernelFromDefault = !best.defined();
+    const State state = best.defined() ? best : inferBound(search::defaultGpuSchedule(dag, target.gpuHardwareParams()));
+    const codegen::GpuLanguage lang = target.isCuda() ? codegen::GpuLanguage::CUDA : codegen::GpuLanguage::OpenCL;
+    const lower::GpuLoweredFunc f = lower::lowerStateGpu(dag, state, "default_function");
+    s.loopNest = qstr(f.print());
+    const codegen::GpuModule m = codegen::makeGpuModule(f, lang);
+    s.kernelSource = qstr(m.source);
+    for (const codegen::GpuLaunch& l : m.launches) {
+        s.kernelEntries.append(qstr(l.entry));
+        s.launches.append(QStringLiteral("%1 grid=%2 block=%3 shared=%4 B")
+                              .arg(qstr(l.entry), dims(l.grid), dims(l.block))
+                              .arg(l.sharedBytes));
+    }
+}
 }  // namespace
 
 tuning::TuningJob engineJob(const TuningJob& j) {
@@ -23,6 +48,7 @@ tuning::TuningJob engineJob(const TuningJob& j) {
     e.network.layout = sstr(j.layout);
     e.network.winograd = j.winograd;
     e.target = sstr(j.target);
+    e.targetHost = sstr(j.targetHost);
 
     e.search.trials = j.trials;
     e.search.perRound = j.perRound;
@@ -61,6 +87,7 @@ TuningJob sessionJob(const tuning::TuningJob& e) {
     j.layout = qstr(e.network.layout);
     j.winograd = e.network.winograd;
     j.target = qstr(e.target);
+    j.targetHost = qstr(e.targetHost);
 
     j.trials = e.search.trials;
     j.perRound = e.search.perRound;
@@ -187,6 +214,35 @@ LatencyPoint latencyPoint(const tuning::TaskScheduler& scheduler) {
     return p;
 }
 
+GpuDeviceRow gpuDeviceRow(const std::string& key, const measure::RemoteGpuDevice& device) {
+    const gpu::GpuDeviceAttributes& a = device.attributes;
+    GpuDeviceRow r;
+    r.key = qstr(key);
+    r.deviceApi = qstr(device.deviceApi);
+    auto add = [&r](const char* name, const QString& value) { r.attributes.append({QString::fromLatin1(name), value}); };
+    auto num = [](int64_t v) { return QString::number(v); };
+    add("device_api", r.deviceApi);
+    add("device_name", qstr(a.deviceName));
+    add("max_threads_per_block", num(a.maxThreadsPerBlock));
+    add("warp_size", num(a.warpSize));
+    add("max_shared_memory_per_block", num(a.maxSharedMemoryPerBlock));
+    add("max_vthread_extent", num(measure::hardwareParamsFromGpu(a).maxVthreadExtent));
+    add("max_thread_dimensions", QStringLiteral("[%1, %2, %3]")
+                                     .arg(a.maxThreadDimensions[0])
+                                     .arg(a.maxThreadDimensions[1])
+                                     .arg(a.maxThreadDimensions[2]));
+    add("multi_processor_count", num(a.multiProcessorCount));
+    add("max_clock_rate", num(a.maxClockRate));
+    add("compute_version", qstr(a.computeVersion));
+    add("max_registers_per_block", num(a.maxRegistersPerBlock));
+    add("l2_cache_size_bytes", num(a.l2CacheSizeBytes));
+    add("total_global_memory", num(a.totalGlobalMemory));
+    add("api_version", num(a.apiVersion));
+    add("driver_version", qstr(a.driverVersion));
+    add("platform_name", qstr(a.platformName));
+    return r;
+}
+
 DagSnapshot dagSnapshot(const te::ComputeDAG& dag, const State& best, double bestCost, const codegen::Target& target) {
     DagSnapshot s;
     s.workloadKey = qstr(dag.workloadKey());
@@ -212,6 +268,20 @@ DagSnapshot dagSnapshot(const te::ComputeDAG& dag, const State& best, double bes
             const int src = dag.opIndex(in.op().get());
             if (src >= 0) s.edges.append({src, int(i)});
         }
+    }
+    if (target.isGpu()) {
+        // GPU kernels come from the source emitter, not LLVM; an untuned task shows what it runs
+        // on until a schedule is measured: the GPU default schedule.
+        if (best.defined()) {
+            s.bestMs = bestCost < 1e9 ? bestCost * 1e3 : -1;
+            s.stateText = qstr(best.toStr());
+        }
+        try {
+            fillGpuKernels(s, dag, best, target);
+        } catch (const std::exception& e) {
+            s.error = QString::fromUtf8(e.what());
+        }
+        return s;
     }
     if (!best.defined()) return s;
     s.bestMs = bestCost < 1e9 ? bestCost * 1e3 : -1;

@@ -10,6 +10,7 @@
 
 #include "app/session/snapshots.h"
 #include "engine/codegen/target.h"
+#include "engine/measure/gpu_runner.h"
 #include "engine/measure/measure.h"
 #include "engine/schedule/loop_state.h"
 #include "engine/te/compute_dag.h"
@@ -43,9 +44,18 @@ FleetEvent fleetEvent(const measure::MeasureEvent& e, const std::unordered_map<s
 /// The estimated-total-latency point after a round.
 LatencyPoint latencyPoint(const tuning::TaskScheduler& scheduler);
 
+/// The attributes a GPU device server of `key` reported (measure::queryRemoteGpuDevice), under
+/// TVM's names, in the order the tracker panel lists them: device_api, device_name, the three the
+/// search reads (max_threads_per_block, warp_size, max_shared_memory_per_block), max_vthread_extent
+/// as measure::hardwareParamsFromGpu derives it, then the rest.
+GpuDeviceRow gpuDeviceRow(const std::string& key, const measure::RemoteGpuDevice& device);
+
 /// The DAG view of one task: stages, read edges and the DAG print; when `best` is defined, its
 /// lowered loop nest, LLVM IR and assembly for `target` (compiled here: call it off the GUI thread).
-/// Lowering or compile failures land in DagSnapshot::error, never as exceptions.
+/// For a GPU target instead: the kernels' loop nests and their OpenCL C / CUDA C source with the
+/// launch dimensions (codegen::buildGpuModule's lowering), of `best`, or of the GPU default
+/// schedule while `best` is undefined. Lowering or compile failures land in DagSnapshot::error,
+/// never as exceptions.
 DagSnapshot dagSnapshot(const te::ComputeDAG& dag, const State& best, double bestCost, const codegen::Target& target);
 
 }  // namespace tb::session::adapter

@@ -62,10 +62,27 @@ struct ServerRow {
     QString key;      ///< "server:<device key>"
     bool operator==(const ServerRow&) const = default;
 };
+/// What the GPU device servers of one tracker key say about their device (measure::
+/// queryRemoteGpuDevice through the tracker, as TVM's `remote.device(...).max_threads_per_block`),
+/// for the tracker panel: the search takes its hardware parameters from these when tuning for the key.
+struct GpuDeviceRow {
+    QString key;                      ///< device key, e.g. "rk3399"
+    QString deviceApi;                ///< "opencl" or "cuda"
+    /// (name, value) under TVM's names: device_api, device_name, max_threads_per_block, warp_size,
+    /// max_shared_memory_per_block, ..., then max_vthread_extent as the search derives it.
+    QList<QPair<QString, QString>> attributes;
+    QString value(const QString& name) const {
+        for (const auto& [n, v] : attributes)
+            if (n == name) return v;
+        return {};
+    }
+    bool operator==(const GpuDeviceRow&) const = default;
+};
 struct DeviceQueueSnapshot {
     QString tracker;  ///< "host:port"
     QList<DeviceKeyRow> keys;
     QList<ServerRow> servers;
+    QList<GpuDeviceRow> gpuDevices;  ///< the keys whose servers are GPU device servers (queried once each)
 };
 
 /// One step of one candidate on one device (the engine's measure::MeasureEvent on the job's
@@ -91,8 +108,9 @@ struct FleetEvent {
 /// A device the window started (session::DeviceFleet): a child process registering with a tracker.
 struct FleetDeviceRow {
     int id = -1;
-    QString name;             ///< "ARM board 0", "host server 1" (English: the engine's names)
+    QString name;             ///< "ARM board 0", "host server 1", "Mali board 0" (English: the engine's names)
     bool arm = false;         ///< an emulated AArch64 board (else a sandboxed host server)
+    bool mali = false;        ///< an emulated Mali board: a PoCL GPU device server (scripts/mali-board)
     QString key;              ///< device key
     qint64 pid = -1;          ///< -1 once it ended
     QString ended;            ///< how it ended; empty while running
@@ -116,6 +134,13 @@ struct DagSnapshot {
     double bestMs = -1;           ///< the best state's measured latency, < 0 when none
     QString llvmIr;
     QString assembly;
+    /// GPU targets: the kernels of the best state (or, untuned, of the GPU default schedule) as
+    /// codegen::buildGpuModule emits them, OpenCL C or CUDA C; empty for CPU targets.
+    QString kernelSource;
+    QString kernelLanguage;       ///< "OpenCL C" or "CUDA C"; empty for CPU targets
+    QStringList kernelEntries;    ///< the kernels' entry names, in launch order
+    QStringList launches;         ///< per launch: "entry grid=(x, y, z) block=(x, y, z) shared=N B"
+    bool kernelFromDefault = false;  ///< the kernels are the default schedule's (no measured state yet)
     QString error;                ///< why lowering or compiling the best state failed (empty: fine)
 };
 
@@ -171,8 +196,9 @@ struct TuningJob {
     int batch = 1;
     QString layout = QStringLiteral("NHWC");
     bool winograd = true;        ///< false = --no-winograd
-    // ---- target (--target)
+    // ---- target (--target, --target-host)
     QString target;              ///< TVM target string; empty = host CPU
+    QString targetHost;          ///< GPU targets: the host target (TVM's host=, --target-host); empty = none
     // ---- search (--trials, --per-round, --early-stopping, --strategy, --seed, --cost-model,
     //      --no-default-seed, --tasks)
     int trials = 0;              ///< 0 = 64 x tasks
@@ -215,6 +241,7 @@ struct TuningJob {
 Q_DECLARE_METATYPE(tb::session::TaskRow)
 Q_DECLARE_METATYPE(tb::session::MeasureRow)
 Q_DECLARE_METATYPE(tb::session::LatencyPoint)
+Q_DECLARE_METATYPE(tb::session::GpuDeviceRow)
 Q_DECLARE_METATYPE(tb::session::DeviceQueueSnapshot)
 Q_DECLARE_METATYPE(tb::session::FleetEvent)
 Q_DECLARE_METATYPE(tb::session::FleetDeviceRow)

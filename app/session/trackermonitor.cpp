@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "app/session/trackermonitor.h"
 
+#include <QDateTime>
+#include <QHash>
 #include <QThread>
 #include <QTimer>
 
 #include <atomic>
+#include <utility>
 #include <vector>
 
 #include "app/session/devicefleet.h"
+#include "app/session/engineadapter.h"
 #include "engine/measure/sandbox_executor.h"
 #include "engine/rpc/rpc_server.h"
 #include "engine/rpc/tracker.h"
@@ -26,6 +30,7 @@ public:
         m_host = host;
         m_port = port;
         m_session.reset();
+        m_gpu.clear();  // another tracker: its keys are other devices
         if (!m_timer) {
             m_timer = new QTimer(this);
             connect(m_timer, &QTimer::timeout, this, &TrackerPoller::poll);
@@ -66,12 +71,13 @@ public:
 
     FleetPaths fleetPaths = FleetPaths::defaults();
 
-    void startDeviceFleet(int hostServers, int armBoards) {
-        for (int i = 0; i < hostServers; ++i) addDevice(false);
-        for (int i = 0; i < armBoards; ++i) addDevice(true);
+    void startDeviceFleet(int hostServers, int armBoards, int maliBoards) {
+        for (int i = 0; i < hostServers; ++i) addDevice(DeviceFleet::Kind::Local);
+        for (int i = 0; i < armBoards; ++i) addDevice(DeviceFleet::Kind::Arm);
+        for (int i = 0; i < maliBoards; ++i) addDevice(DeviceFleet::Kind::Mali);
     }
 
-    void addDevice(bool arm) {
+    void addDevice(DeviceFleet::Kind kind) {
         try {
             if (m_port <= 0) startFleet(TrackerMonitor::hostKey(), 0);  // a tracker to register with
             if (m_port <= 0) return;  // it could not start (statusChanged said why)
@@ -79,8 +85,10 @@ public:
             const std::string tracker = QStringLiteral("%1:%2").arg(m_host).arg(m_port).toStdString();
             if (m_fleet && m_fleet->trackerAddress() != tracker) m_fleet.reset();
             if (!m_fleet) m_fleet = std::make_unique<DeviceFleet>(fleetPaths, tracker);
-            m_fleet->add(arm ? DeviceFleet::Kind::Arm : DeviceFleet::Kind::Local,
-                         (arm ? TrackerMonitor::armKey() : TrackerMonitor::hostKey()).toStdString());
+            const QString key = kind == DeviceFleet::Kind::Arm    ? TrackerMonitor::armKey()
+                                : kind == DeviceFleet::Kind::Mali ? TrackerMonitor::maliKey()
+                                                                  : TrackerMonitor::hostKey();
+            m_fleet->add(kind, key.toStdString());
         } catch (const std::exception& e) {
             Q_EMIT statusChanged(tr("Could not start a device: %1").arg(QString::fromUtf8(e.what())));
         }
@@ -99,6 +107,7 @@ public:
                 r.id = d.id;
                 r.name = QString::fromStdString(d.name);
                 r.arm = d.kind == DeviceFleet::Kind::Arm;
+                r.mali = d.kind == DeviceFleet::Kind::Mali;
                 r.key = QString::fromStdString(d.key);
                 r.pid = d.pid;
                 r.ended = QString::fromStdString(d.ended);
@@ -109,6 +118,7 @@ public:
     }
 
     void stopAll() {
+        waitForGpuProbe();
         if (m_fleet) {
             m_fleet->stopAll();
             emitFleet();  // the listing says how each device ended
@@ -161,6 +171,7 @@ private:
                     if (srv.key == serverKey) ++row.total;
                 snap.keys.append(row);
             }
+            probeGpuKeys(snap);
             Q_EMIT queueChanged(snap);
         } catch (const std::exception& e) {
             m_session.reset();
@@ -168,6 +179,80 @@ private:
         }
     }
 
+    // What is known of one key's servers: a GPU device server's attributes, or that they are not
+    // GPU servers (never asked again while the key stays), or when a query last failed.
+    struct GpuKeyState {
+        enum Kind { Unknown, Gpu, NotGpu } kind = Unknown;
+        GpuDeviceRow row;
+        qint64 lastTryMs = 0;
+    };
+    struct GpuProbeResult {
+        QString key;
+        GpuKeyState state;
+    };
+
+    // Adds the known GPU keys to `snap` and asks the keys not known yet, one query thread at a time.
+    void probeGpuKeys(DeviceQueueSnapshot& snap) {
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        QStringList ask;
+        QHash<QString, GpuKeyState> present;
+        for (const DeviceKeyRow& k : snap.keys) {
+            GpuKeyState st = m_gpu.value(k.key);
+            if (st.kind == GpuKeyState::Gpu) snap.gpuDevices.append(st.row);
+            // A query takes a server of the key for a moment: ask only when one is free, and retry
+            // a failed query after a while (the server may have been busy or still starting).
+            if (st.kind == GpuKeyState::Unknown && k.free > 0 && now - st.lastTryMs >= kGpuRetryMs) ask.append(k.key);
+            present.insert(k.key, st);
+        }
+        m_gpu = present;  // keys that left the tracker are forgotten (a new server may be another device)
+        if (ask.isEmpty() || m_probe) return;
+        for (const QString& k : ask) m_gpu[k].lastTryMs = now;
+        auto results = std::make_shared<QList<GpuProbeResult>>();
+        const std::string host = m_host.toStdString();
+        const int port = m_port;
+        const QString tracker = snap.tracker;
+        m_probe = QThread::create([results, host, port, ask] {
+            for (const QString& key : ask) {
+                GpuProbeResult r;
+                r.key = key;
+                r.state.lastTryMs = QDateTime::currentMSecsSinceEpoch();
+                try {
+                    const measure::RemoteGpuDevice d = measure::queryRemoteGpuDevice(host, port, key.toStdString(), 2.0);
+                    r.state.kind = GpuKeyState::Gpu;
+                    r.state.row = adapter::gpuDeviceRow(key.toStdString(), d);
+                } catch (const std::exception& e) {
+                    // The server answered, and it is not a GPU server (queryRemoteGpuDevice's words);
+                    // any other failure (no free server, a timeout) is asked again later.
+                    if (std::string(e.what()).find("is not a GPU device server") != std::string::npos)
+                        r.state.kind = GpuKeyState::NotGpu;
+                }
+                results->append(r);
+            }
+        });
+        m_probe->setObjectName(QStringLiteral("TrackerMonitor GPU query"));
+        connect(m_probe, &QThread::finished, this, [this, results, tracker] {
+            waitForGpuProbe();
+            if (tracker != QStringLiteral("%1:%2").arg(m_host).arg(m_port)) return;  // answers of another tracker
+            bool found = false;
+            for (const GpuProbeResult& r : *results) {
+                if (!m_gpu.contains(r.key)) continue;  // the key left meanwhile
+                m_gpu[r.key] = r.state;
+                found = found || r.state.kind == GpuKeyState::Gpu;
+            }
+            if (found && m_timer && m_timer->isActive()) poll();  // show them now, not at the next tick
+        });
+        m_probe->start();
+    }
+
+    void waitForGpuProbe() {
+        if (!m_probe) return;
+        m_probe->wait();
+        delete std::exchange(m_probe, nullptr);
+    }
+
+    static constexpr qint64 kGpuRetryMs = 15000;
+    QHash<QString, GpuKeyState> m_gpu;
+    QThread* m_probe = nullptr;
     QString m_host;
     int m_port = 0;
     QTimer* m_timer = nullptr;
@@ -215,11 +300,16 @@ void TrackerMonitor::setFleetPaths(const QString& cli, const QString& armScript,
     FleetPaths f{cli.toStdString(), armScript.toStdString(), armBuildDir.toStdString(), logDir.toStdString()};
     QMetaObject::invokeMethod(m_poller, [p = m_poller, f] { p->fleetPaths = f; }, Qt::BlockingQueuedConnection);
 }
-void TrackerMonitor::startDeviceFleet(int hostServers, int armBoards) {
-    QMetaObject::invokeMethod(m_poller, [p = m_poller, hostServers, armBoards] { p->startDeviceFleet(hostServers, armBoards); });
+void TrackerMonitor::startDeviceFleet(int hostServers, int armBoards, int maliBoards) {
+    QMetaObject::invokeMethod(m_poller, [p = m_poller, hostServers, armBoards, maliBoards] {
+        p->startDeviceFleet(hostServers, armBoards, maliBoards);
+    });
 }
 void TrackerMonitor::addDevice(bool arm) {
-    QMetaObject::invokeMethod(m_poller, [p = m_poller, arm] { p->addDevice(arm); });
+    QMetaObject::invokeMethod(m_poller, [p = m_poller, arm] { p->addDevice(arm ? DeviceFleet::Kind::Arm : DeviceFleet::Kind::Local); });
+}
+void TrackerMonitor::addMaliBoard() {
+    QMetaObject::invokeMethod(m_poller, [p = m_poller] { p->addDevice(DeviceFleet::Kind::Mali); });
 }
 void TrackerMonitor::stopDevice(int id) {
     QMetaObject::invokeMethod(m_poller, [p = m_poller, id] { p->stopDevice(id); });

@@ -3,9 +3,11 @@
 // Watches a device tracker (ours or TVM's) from the GUI: polls SUMMARY on a worker thread once a
 // second and emits flattened snapshots; can also start an in-process tracker with a fleet of local
 // RPC servers (the embedded default of DESIGN.md §4), and a fleet of device processes (sandboxed
-// host servers, emulated ARM boards: DeviceFleet) registering with the tracker it watches, one
-// device added or stopped at a time. Part of the session bridge: the only Qt code that talks to
-// engine/rpc.
+// host servers, emulated ARM boards, emulated Mali boards: DeviceFleet) registering with the
+// tracker it watches, one device added or stopped at a time. Keys whose servers are GPU device
+// servers get their device attributes asked once through the tracker (measure::
+// queryRemoteGpuDevice, on a thread of its own so that polling goes on), and every snapshot carries
+// them. Part of the session bridge: the only Qt code that talks to engine/rpc.
 
 #include <QObject>
 #include <functional>
@@ -43,6 +45,8 @@ public:
     /// Device keys of the fleet's host servers and ARM boards.
     static QString hostKey() { return QStringLiteral("local"); }
     static QString armKey() { return QStringLiteral("rasp4b-64"); }
+    /// Device key of the fleet's emulated Mali boards (scripts/mali-board's default, seed 003's RK3399).
+    static QString maliKey() { return QStringLiteral("rk3399"); }
 
 public Q_SLOTS:
     void connectTo(const QString& host, int port);
@@ -50,12 +54,14 @@ public Q_SLOTS:
     /// then watches it.
     void startLocalFleet();
     void startFleet(const QString& key, int servers);
-    /// Starts `hostServers` sandboxed host servers and `armBoards` emulated ARM boards as child
-    /// processes registering with the tracker being watched (a local tracker is started first when
-    /// none is); fleetChanged follows.
-    void startDeviceFleet(int hostServers, int armBoards);
+    /// Starts `hostServers` sandboxed host servers, `armBoards` emulated ARM boards and
+    /// `maliBoards` emulated Mali boards as child processes registering with the tracker being
+    /// watched (a local tracker is started first when none is); fleetChanged follows.
+    void startDeviceFleet(int hostServers, int armBoards, int maliBoards = 0);
     /// Adds one device to the fleet (also while tuning runs on it).
     void addDevice(bool arm);
+    /// Adds one emulated Mali board (scripts/mali-board: a PoCL GPU device server, key maliKey()).
+    void addMaliBoard();
     /// Stops fleet device `id` (SIGTERM, then SIGKILL after 10 s): a candidate it was measuring
     /// gets an error record and tuning goes on with the other devices.
     void stopDevice(int id);

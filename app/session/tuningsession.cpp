@@ -41,15 +41,21 @@ QStringList TuningSession::networkNames() {
     return out;
 }
 
-QString TuningSession::validateTarget(const QString& target) {
+QString TuningSession::validateTarget(const QString& target, const QString& host) {
     try {
-        const codegen::Target t = codegen::Target::parse(target.toStdString());
-        // GPU targets parse, but tuning them needs the GPU search (tuning::buildTuner refuses them).
-        if (t.isGpu())
-            return QStringLiteral("target '%1' is a GPU target: tuning for GPUs is not available yet").arg(target);
+        // What buildTuner parses (tuning::resolveTarget): the target with its host.
+        codegen::Target::parse(target.toStdString(), host.toStdString());
         return {};
     } catch (const std::exception& e) {
         return QString::fromUtf8(e.what());
+    }
+}
+
+bool TuningSession::isGpuTarget(const QString& target) {
+    try {
+        return codegen::Target::parse(target.toStdString()).isGpu();
+    } catch (const std::exception&) {
+        return false;
     }
 }
 

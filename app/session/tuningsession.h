@@ -31,9 +31,12 @@ public:
 
     /// Zoo network names the engine knows.
     static QStringList networkNames();
-    /// Empty for a valid TVM target string that can be tuned, else the parser's message (or, for a
-    /// GPU target, that GPUs cannot be tuned yet).
-    static QString validateTarget(const QString& target);
+    /// Empty for a valid TVM target string that can be tuned (CPU or GPU) with the host target
+    /// `host` (TVM's host=; empty: none), else the engine's parser's message naming the problem.
+    static QString validateTarget(const QString& target, const QString& host = QString());
+    /// True when `target` parses as a GPU target (cuda, opencl): it takes a target host and its
+    /// tasks show kernel source.
+    static bool isGpuTarget(const QString& target);
     /// The AutoTVM tuners the window offers (TVM's tutorial names: "xgb", "ga", "random", ...).
     static QStringList autotvmTunerNames();
 

@@ -35,13 +35,14 @@ std::string networkName(const NetworkSource& source) {
     return source.onnxPath.empty() ? source.zooName : std::filesystem::path(source.onnxPath).stem().string();
 }
 
-ResolvedTarget resolveTarget(const std::string& text) {
+ResolvedTarget resolveTarget(const std::string& text, const std::string& host) {
+    TB_USER_CHECK(!text.empty() || host.empty()) << "the target host '" << host << "' is given without a target";
     if (text.empty()) {
         codegen::Target host = codegen::Target::host();
         std::string str = "llvm -keys=cpu -mcpu=" + host.mcpu;
         return {std::move(host), std::move(str)};
     }
-    codegen::Target t = codegen::Target::parse(text);
+    codegen::Target t = codegen::Target::parse(text, host);
     // GPU records carry TVM's printed form ("cuda -keys=cuda,gpu -max_num_threads=1024 ..."), as
     // TVM's logs do; CPU targets keep the string as given (it is what earlier logs hold).
     std::string record = t.isGpu() ? t.str() : text;
@@ -130,7 +131,7 @@ std::string Tuner::runnerSummary() const {
 std::unique_ptr<Tuner> buildTuner(const TuningJob& job) {
     std::unique_ptr<Tuner> t(new Tuner());
     t->m_job = job;
-    t->m_target = resolveTarget(job.target);
+    t->m_target = resolveTarget(job.target, job.targetHost);
     const bool gpu = t->m_target.target.isGpu();
     if (job.hardware) {
         t->m_hardware = *job.hardware;

@@ -78,6 +78,9 @@ struct TuningJob {
     NetworkSource network;
     /// TVM target string, e.g. "llvm -mcpu=znver4"; empty = this CPU (resolveTarget).
     std::string target;
+    /// The host target of a GPU target (TVM `Target(target, host=...)`, `--target-host`), e.g.
+    /// "llvm -mtriple=aarch64-linux-gnu" for a Mali board; empty = the one inside `target`, if any.
+    std::string targetHost;
     /// Hardware the search assumes and the records carry; nullopt = measure::defaultHardwareParams(target).
     std::optional<HardwareParams> hardware;
     RunnerConfig runner;
@@ -95,12 +98,13 @@ struct TuningJob {
 };
 
 /// A job's target: `text` parsed (tb::UserError for a bad string), or this CPU when empty, and the
-/// string written into the records: `text` itself, or "llvm -keys=cpu -mcpu=<this CPU>".
+/// string written into the records: `text` itself, or "llvm -keys=cpu -mcpu=<this CPU>". A non-empty
+/// `host` is the target host (codegen::Target::parse(text, host)); records leave it out, as TVM's do.
 struct ResolvedTarget {
     codegen::Target target;
     std::string recordString;
 };
-ResolvedTarget resolveTarget(const std::string& text);
+ResolvedTarget resolveTarget(const std::string& text, const std::string& host = {});
 
 /// The runner a RunnerConfig describes: the local sandbox runner (the target must run here) or the
 /// RPC runner through the tracker (measure/rpc_runner.h). `seed` seeds the local runner's inputs.

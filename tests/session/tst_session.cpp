@@ -76,23 +76,98 @@ private Q_SLOTS:
 
     void testValidateTarget_data() {
         QTest::addColumn<QString>("target");
+        QTest::addColumn<QString>("host");
         QTest::addColumn<bool>("valid");
         QTest::addColumn<QString>("mentions");
-        QTest::addRow("host llvm") << QStringLiteral("llvm") << true << QString();
-        QTest::addRow("znver4") << QStringLiteral("llvm -mcpu=znver4") << true << QString();
-        QTest::addRow("aarch64 neon") << QStringLiteral("llvm -mtriple=aarch64-linux-gnu -mattr=+neon") << true << QString();
-        QTest::addRow("empty") << QString() << false << QString();
-        QTest::addRow("cuda kind") << QStringLiteral("cuda") << false << QStringLiteral("cuda");
-        QTest::addRow("unknown cpu") << QStringLiteral("llvm -mcpu=notacpu") << false << QStringLiteral("notacpu");
-        QTest::addRow("no dash") << QStringLiteral("llvm mcpu=znver4") << false << QStringLiteral("mcpu");
+        QTest::addRow("host llvm") << QStringLiteral("llvm") << QString() << true << QString();
+        QTest::addRow("znver4") << QStringLiteral("llvm -mcpu=znver4") << QString() << true << QString();
+        QTest::addRow("aarch64 neon") << QStringLiteral("llvm -mtriple=aarch64-linux-gnu -mattr=+neon") << QString() << true << QString();
+        QTest::addRow("empty") << QString() << QString() << false << QString();
+        // GPU targets are tuned (the GPU search, measured on PoCL or a GPU device server).
+        QTest::addRow("cuda kind") << QStringLiteral("cuda") << QString() << true << QString();
+        QTest::addRow("cuda sm_90") << QStringLiteral("cuda -arch=sm_90") << QString() << true << QString();
+        QTest::addRow("opencl") << QStringLiteral("opencl") << QString() << true << QString();
+        QTest::addRow("mali with host") << QStringLiteral("opencl -device=mali") << QStringLiteral("llvm -mtriple=aarch64-linux-gnu")
+                                        << true << QString();
+        QTest::addRow("bad cuda arch") << QStringLiteral("cuda -arch=90") << QString() << false << QStringLiteral("-arch=90");
+        QTest::addRow("host not llvm") << QStringLiteral("opencl -device=mali") << QStringLiteral("cuda") << false
+                                       << QStringLiteral("host");
+        QTest::addRow("bad host triple") << QStringLiteral("opencl") << QStringLiteral("llvm -mtriple=nosuch-arch")
+                                         << false << QStringLiteral("nosuch-arch");
+        QTest::addRow("unknown cpu") << QStringLiteral("llvm -mcpu=notacpu") << QString() << false << QStringLiteral("notacpu");
+        QTest::addRow("no dash") << QStringLiteral("llvm mcpu=znver4") << QString() << false << QStringLiteral("mcpu");
     }
     void testValidateTarget() {
         QFETCH(QString, target);
+        QFETCH(QString, host);
         QFETCH(bool, valid);
         QFETCH(QString, mentions);
-        const QString err = TuningSession::validateTarget(target);
+        const QString err = TuningSession::validateTarget(target, host);
         QCOMPARE(err.isEmpty(), valid);
         if (!mentions.isEmpty()) QVERIFY2(err.contains(mentions), qPrintable(err));
+        // GPU or not is a property of the target alone (a bad host does not make it a CPU target).
+        const bool targetParses = TuningSession::validateTarget(target).isEmpty();
+        QCOMPARE(TuningSession::isGpuTarget(target), targetParses && !target.startsWith(QLatin1String("llvm")));
+    }
+
+    // Issue 18: a GPU job from the window really tunes. mlp for `opencl` on this machine's OpenCL
+    // device (PoCL): every trial is a record whose task names the opencl target and whose state binds
+    // GPU threads, valid ones with positive costs; the DAG snapshot of a task shows the best state's
+    // OpenCL C kernels with their launches.
+    void testGpuTuningOnPocl() {
+        QTemporaryDir dir;
+        const QString log = dir.filePath(QStringLiteral("mlp_opencl.json"));
+        TuningSession s;
+        QSignalSpy measured(&s, &TuningSession::measurementsAvailable);
+        QSignalSpy finished(&s, &TuningSession::tuningFinished);
+        QSignalSpy failed(&s, &TuningSession::tuningFailed);
+        session::TuningJob job = smallJob(log, 12, 6);
+        job.target = QStringLiteral("opencl");
+        job.repeat = 1;
+        job.number = 1;
+        s.start(job);
+        QVERIFY2(waitFor(finished), qPrintable(failed.isEmpty() ? QStringLiteral("timeout") : failed[0][0].toString()));
+        QCOMPARE(failed.size(), 0);
+
+        const auto records = readRecords(log);
+        QCOMPARE(records.size(), countRows(measured));
+        QVERIFY(records.size() >= 6);
+        int valid = 0;
+        for (const QJsonObject& r : records) {
+            const QJsonArray input = r.value(QStringLiteral("i")).toArray();
+            const QString target = input[0].toArray()[1].toString();
+            QVERIFY2(target.startsWith(QStringLiteral("opencl -keys=opencl,gpu")), qPrintable(target));
+            // The state's steps bind loops to blockIdx / threadIdx (annotations 5..10, as TVM encodes them).
+            bool bound = false;
+            for (const QJsonValue& step : input[1].toArray()[1].toArray()) {
+                const QJsonArray a = step.toArray();
+                if (a[0].toString() == QLatin1String("AN") && a[3].toInt() >= 5 && a[3].toInt() <= 10) bound = true;
+            }
+            QVERIFY2(bound, qPrintable(QString::fromUtf8(QJsonDocument(input).toJson(QJsonDocument::Compact))));
+            const QJsonArray result = r.value(QStringLiteral("r")).toArray();
+            if (result[1].toInt() != 0) continue;
+            ++valid;
+            for (const QJsonValue& c : result[0].toArray()) QVERIFY(c.toDouble() > 0 && c.toDouble() < 10);
+        }
+        QVERIFY2(valid >= records.size() / 2, qPrintable(QStringLiteral("%1 of %2 valid").arg(valid).arg(records.size())));
+
+        QSignalSpy dag(&s, &TuningSession::dagAvailable);
+        s.requestDag(0);
+        QVERIFY(waitFor(dag, 1, 60000));
+        const auto d = dag[0][0].value<session::DagSnapshot>();
+        QVERIFY2(d.error.isEmpty(), qPrintable(d.error));
+        QCOMPARE(d.kernelLanguage, QStringLiteral("OpenCL C"));
+        QVERIFY(!d.kernelFromDefault);  // task 0 was measured: its best state
+        QVERIFY(d.bestMs > 0);
+        QVERIFY(d.kernelSource.contains(QStringLiteral("__kernel void ")));
+        QVERIFY(!d.kernelEntries.isEmpty());
+        QCOMPARE(d.launches.size(), d.kernelEntries.size());
+        for (int i = 0; i < d.kernelEntries.size(); ++i) {
+            QVERIFY(d.kernelSource.contains(QStringLiteral("__kernel void ") + d.kernelEntries[i] + QLatin1Char('(')));
+            QVERIFY2(d.launches[i].startsWith(d.kernelEntries[i] + QStringLiteral(" grid=(")), qPrintable(d.launches[i]));
+        }
+        QVERIFY(d.loopNest.contains(QStringLiteral("kernel")));
+        QVERIFY(d.llvmIr.isEmpty());  // no LLVM for the device code
     }
 
     void testRunToCompletion() {

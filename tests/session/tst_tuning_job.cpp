@@ -8,6 +8,8 @@
 
 #include "app/cli/tune_options.h"
 #include "app/session/engineadapter.h"
+#include "engine/codegen/target.h"
+#include "engine/measure/gpu_runner.h"
 #include "engine/measure/local_runner.h"
 #include "engine/measure/rpc_runner.h"
 #include "engine/support/error.h"
@@ -32,6 +34,7 @@ QMap<QString, QString> fields(const tuning::TuningJob& j) {
         {QStringLiteral("layout"), s(j.network.layout)},
         {QStringLiteral("winograd"), b(j.network.winograd)},
         {QStringLiteral("target"), s(j.target)},
+        {QStringLiteral("targetHost"), s(j.targetHost)},
         {QStringLiteral("trials"), QString::number(j.search.trials)},
         {QStringLiteral("perRound"), QString::number(j.search.perRound)},
         {QStringLiteral("earlyStopping"), QString::number(j.search.earlyStopping)},
@@ -99,6 +102,10 @@ private Q_SLOTS:
         row("--no-winograd", {QStringLiteral("--no-winograd")}, {QStringLiteral("winograd=false")});
         row("--target", {QStringLiteral("--target"), QStringLiteral("llvm -mcpu=core-avx2")},
             {QStringLiteral("target=llvm -mcpu=core-avx2")});
+        row("--target --target-host",
+            {QStringLiteral("--target"), QStringLiteral("opencl -device=mali"), QStringLiteral("--target-host"),
+             QStringLiteral("llvm -mtriple=aarch64-linux-gnu")},
+            {QStringLiteral("target=opencl -device=mali"), QStringLiteral("targetHost=llvm -mtriple=aarch64-linux-gnu")});
         row("--trials", {QStringLiteral("--trials"), QStringLiteral("320")}, {QStringLiteral("trials=320")});
         row("--per-round", {QStringLiteral("--per-round"), QStringLiteral("16")}, {QStringLiteral("perRound=16")});
         row("--early-stopping", {QStringLiteral("--early-stopping"), QStringLiteral("200")},
@@ -187,6 +194,34 @@ private Q_SLOTS:
             QFAIL("no error");
         } catch (const UserError& e) {
             QVERIFY2(QString::fromUtf8(e.what()).contains(mentions), e.what());
+        }
+    }
+
+    // The window's target host reaches the engine's target (TVM `Target(target, host=...)`): a GPU
+    // job for a Mali board is built with the board's AArch64 host, and records leave the host out.
+    void testTargetHostReachesTuner() {
+        QTemporaryDir dir;
+        session::TuningJob window;
+        window.network = QStringLiteral("mlp");
+        window.target = QStringLiteral("opencl -device=mali");
+        window.targetHost = QStringLiteral("llvm -mtriple=aarch64-linux-gnu");
+        window.logPath = dir.filePath(QStringLiteral("mali.json"));
+        const auto tuner = tuning::buildTuner(session::adapter::engineJob(window));
+        const codegen::Target& t = tuner->target().target;
+        QVERIFY(t.isMali());
+        QCOMPARE(t.targetHost, codegen::Target::parse("llvm -mtriple=aarch64-linux-gnu").str());
+        QVERIFY(t.hostTarget().has_value());
+        QCOMPARE(t.hostTarget()->mtriple, std::string("aarch64-linux-gnu"));
+        QVERIFY2(tuner->target().recordString.find("aarch64") == std::string::npos, tuner->target().recordString.c_str());
+        QVERIFY(dynamic_cast<const measure::GpuLocalRunner*>(&tuner->runner()));
+
+        // A host that is not an llvm target is refused with the parser's sentence.
+        window.targetHost = QStringLiteral("cuda");
+        try {
+            tuning::buildTuner(session::adapter::engineJob(window));
+            QFAIL("a cuda host was accepted");
+        } catch (const UserError& e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("host")), e.what());
         }
     }
 

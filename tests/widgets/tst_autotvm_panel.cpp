@@ -102,7 +102,7 @@ private Q_SLOTS:
         d.loopNest = QStringLiteral("for (i, 0, 1000) {\n  compute[i] = 0f\n}");
         p.setDag(d);
         QCOMPARE(p.dagView()->tabs()->currentIndex(), int(widgets::DagView::LoopNestTab));
-        auto* loops = qobject_cast<QPlainTextEdit*>(p.dagView()->tabs()->widget(widgets::DagView::LoopNestTab));
+        auto* loops = p.dagView()->loopNestView();
         QVERIFY(loops && loops->toPlainText().contains(QStringLiteral("for (i, 0, 1000)")));
 
         // Selecting the other row: its (empty) curve and no entity.
@@ -113,7 +113,7 @@ private Q_SLOTS:
     }
 
     void testSetupCarriesTheAutotvmMode() {
-        widgets::SetupWidget w({QStringLiteral("resnet-18"), QStringLiteral("mlp")}, [](const QString&) { return QString(); });
+        widgets::SetupWidget w({QStringLiteral("resnet-18"), QStringLiteral("mlp")}, [](const QString&, const QString&) { return QString(); });
         QSignalSpy mode(&w, &widgets::SetupWidget::autotvmModeChanged);
         session::TuningJob j;
         j.network = QStringLiteral("resnet-18");

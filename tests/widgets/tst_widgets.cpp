@@ -35,6 +35,7 @@
 #include <memory>
 #include <optional>
 
+#include "app/session/engineadapter.h"
 #include "app/session/logloader.h"
 #include "app/session/trackermonitor.h"
 #include "app/session/tuningsession.h"
@@ -51,6 +52,10 @@
 #include "widgets/setupwidget.h"
 #include "widgets/trackerpanel.h"
 #include "widgets/qcustomplot_include.h"
+#include "engine/codegen/target.h"
+#include "engine/graph/task_extraction.h"
+#include "engine/graph/zoo.h"
+#include "engine/measure/gpu_runner.h"
 
 using namespace tb;
 
@@ -340,7 +345,7 @@ private Q_SLOTS:
         // Best schedules arrive with the rounds: wait for the loop nest of the measured best.
         QTRY_VERIFY_WITH_TIMEOUT(!w.dagView()->dag().loopNest.isEmpty(), 60000);
         // Text tabs are filled when shown.
-        auto* loops = qobject_cast<QPlainTextEdit*>(w.dagView()->tabs()->widget(widgets::DagView::LoopNestTab));
+        auto* loops = w.dagView()->loopNestView();
         QVERIFY(loops);
         w.dagView()->tabs()->setCurrentIndex(widgets::DagView::LoopNestTab);
         QVERIFY(loops->toPlainText().contains(QStringLiteral("for")));
@@ -817,10 +822,150 @@ private Q_SLOTS:
         QCOMPARE(w.job().target, QStringLiteral("llvm -mcpu=znver4"));
     }
 
+    // Issue 18: the GPU presets, each with the host it comes with (the Mali boards' AArch64 CPU);
+    // the host field is on for GPU targets only, and the engine's parser checks the pair.
+    void testSetupGpuTargets() {
+        widgets::SetupWidget w({QStringLiteral("mlp")}, &session::TuningSession::validateTarget);
+        QLineEdit* host = w.targetHostField();
+        QVERIFY(!host->isEnabled());  // the host CPU
+        QVERIFY(w.selectTargetPreset(QStringLiteral("opencl -device=mali")));
+        QVERIFY(host->isEnabled());
+        QCOMPARE(host->text(), QStringLiteral("llvm -mtriple=aarch64-linux-gnu"));
+        QVERIFY2(w.isValid(), qPrintable(w.targetError()));
+        QCOMPARE(w.job().target, QStringLiteral("opencl -device=mali"));
+        QCOMPARE(w.job().targetHost, QStringLiteral("llvm -mtriple=aarch64-linux-gnu"));
+        // A host that is not an llvm target: the parser's sentence, and no start.
+        host->setText(QStringLiteral("cuda"));
+        QVERIFY(!w.isValid());
+        QVERIFY2(w.targetError().contains(QStringLiteral("host")), qPrintable(w.targetError()));
+        for (const char* gpu : {"cuda -arch=sm_90", "cuda -arch=sm_80", "opencl"}) {
+            QVERIFY2(w.selectTargetPreset(QString::fromLatin1(gpu)), gpu);
+            QVERIFY(host->isEnabled());
+            QVERIFY(host->text().isEmpty());  // these presets come without a host
+            QVERIFY2(w.isValid(), qPrintable(w.targetError()));
+            QCOMPARE(w.job().target, QString::fromLatin1(gpu));
+        }
+        // A typed CUDA target keeps a typed host; a CPU target turns the field off and drops it.
+        host->setText(QStringLiteral("llvm"));
+        QVERIFY(w.isValid());
+        QCOMPARE(w.job().targetHost, QStringLiteral("llvm"));
+        QVERIFY(w.selectTargetPreset(QStringLiteral("llvm -mcpu=znver4")));
+        QVERIFY(!host->isEnabled());
+        QVERIFY(w.job().targetHost.isEmpty());
+        QVERIFY(w.isValid());
+        // A job with a host comes back unchanged.
+        session::TuningJob j = w.job();
+        j.target = QStringLiteral("opencl -device=mali");
+        j.targetHost = QStringLiteral("llvm -mtriple=aarch64-linux-gnu -mattr=+neon");
+        j.logPath = QStringLiteral("/nonexistent/mali.json");  // a name of its own (generated ones follow the network)
+        w.setJob(j);
+        QCOMPARE(w.job(), j);
+    }
+
+    // Issue 18: the fleet panel starts an emulated Mali board (scripts/mali-board: a GPU device
+    // server on PoCL, key rk3399); the tracker panel then shows the attributes of key rk3399, as the
+    // device reports them through the tracker (the same query asked here directly), and none for
+    // the CPU server of key local.
+    void testTrackerPanelShowsMaliBoardAttributes() {
+        session::TuningSession s;
+        session::TrackerMonitor monitor;
+        widgets::MainWindow w(&s, &monitor);
+        QSignalSpy trackerUp(&monitor, &session::TrackerMonitor::localTrackerStarted);
+        monitor.startLocalFleet();  // a tracker and one in-process CPU server (key local)
+        QVERIFY(waitFor(trackerUp, 1, 30000));
+        const int port = trackerUp[0][1].toInt();
+        w.fleetPanel()->addMaliButton()->click();
+        QTreeWidget* devices = w.fleetPanel()->deviceList();
+        QTRY_COMPARE_WITH_TIMEOUT(devices->topLevelItemCount(), 1, 30000);
+        QCOMPARE(devices->topLevelItem(0)->text(0), QStringLiteral("Mali board 0"));
+        QCOMPARE(devices->topLevelItem(0)->text(1), QStringLiteral("rk3399"));
+
+        QTreeWidget* gpu = w.trackerPanel()->gpuDeviceList();
+        QTRY_VERIFY_WITH_TIMEOUT(gpu->topLevelItemCount() >= 1, 120000);
+        QCOMPARE(gpu->topLevelItemCount(), 1);  // the CPU server's key is not a GPU
+        QTreeWidgetItem* key = gpu->topLevelItem(0);
+        QCOMPARE(key->text(0), QStringLiteral("rk3399"));
+        QMap<QString, QString> shown;
+        for (int i = 0; i < key->childCount(); ++i) shown.insert(key->child(i)->text(0), key->child(i)->text(1));
+
+        const measure::RemoteGpuDevice device = measure::queryRemoteGpuDevice("127.0.0.1", port, "rk3399", 60);
+        QCOMPARE(shown.value(QStringLiteral("device_api")), QString::fromStdString(device.deviceApi));
+        QCOMPARE(shown.value(QStringLiteral("device_api")), QStringLiteral("opencl"));
+        QCOMPARE(shown.value(QStringLiteral("device_name")), QString::fromStdString(device.attributes.deviceName));
+        QCOMPARE(shown.value(QStringLiteral("warp_size")), QString::number(device.attributes.warpSize));
+        QCOMPARE(shown.value(QStringLiteral("max_threads_per_block")), QString::number(device.attributes.maxThreadsPerBlock));
+        QCOMPARE(shown.value(QStringLiteral("max_shared_memory_per_block")),
+                 QString::number(device.attributes.maxSharedMemoryPerBlock));
+        QCOMPARE(shown.value(QStringLiteral("multi_processor_count")), QString::number(device.attributes.multiProcessorCount));
+        QCOMPARE(shown.value(QStringLiteral("max_vthread_extent")),
+                 QString::number(measure::hardwareParamsFromGpu(device.attributes).maxVthreadExtent));
+        // scripts/mali-board's Mali-T860 limits (PoCL's own are larger): they come from the board.
+        QCOMPARE(shown.value(QStringLiteral("max_threads_per_block")), QStringLiteral("256"));
+        QCOMPARE(shown.value(QStringLiteral("max_shared_memory_per_block")), QStringLiteral("32768"));
+        QCOMPARE(shown.value(QStringLiteral("warp_size")), QStringLiteral("1"));
+        QVERIFY(shown.value(QStringLiteral("device_name")).contains(QStringLiteral("Mali")));
+        monitor.stopAll();
+        QTRY_COMPARE_WITH_TIMEOUT(devices->topLevelItem(0)->text(2), QStringLiteral("stopped"), 20000);
+    }
+
+    // Issue 18: for a GPU task the loop nest tab shows, beside the kernels' loop nests, the kernel
+    // source the device compiles (OpenCL C with __kernel, CUDA C with __global__) and each launch's
+    // grid and block; an untuned task shows its GPU default schedule. A CPU task has no such pane.
+    void testDagViewShowsGpuKernelSource_data() {
+        QTest::addColumn<QString>("target");
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("qualifier");
+        QTest::addRow("opencl mali") << QStringLiteral("opencl -device=mali") << QStringLiteral("OpenCL C") << QStringLiteral("__kernel void ");
+        QTest::addRow("cuda sm_90") << QStringLiteral("cuda -arch=sm_90") << QStringLiteral("CUDA C") << QStringLiteral("__global__");
+    }
+    void testDagViewShowsGpuKernelSource() {
+        QFETCH(QString, target);
+        QFETCH(QString, language);
+        QFETCH(QString, qualifier);
+        graph::TaskExtractionOptions eo;
+        eo.target = target.toStdString();
+        const auto tasks = graph::extractTasks(graph::makeNetwork("mlp"), eo);
+        QVERIFY(!tasks.empty());
+        session::DagSnapshot d =
+            session::adapter::dagSnapshot(tasks[0].dag, State(), 1e10, codegen::Target::parse(target.toStdString()));
+        d.taskId = 0;
+        d.description = QString::fromStdString(tasks[0].desc);
+        QVERIFY2(d.error.isEmpty(), qPrintable(d.error));
+
+        widgets::DagView view;
+        view.resize(1200, 700);
+        view.setDag(d);
+        view.tabs()->setCurrentIndex(widgets::DagView::LoopNestTab);
+        QVERIFY(!view.kernelPane()->isHidden());
+        QCOMPARE(view.tabs()->tabText(widgets::DagView::LoopNestTab), QStringLiteral("Loop nest + kernel source"));
+        QVERIFY(!view.tabs()->isTabVisible(widgets::DagView::LlvmIrTab));
+        const QString source = view.kernelSourceView()->toPlainText();
+        QVERIFY2(source.contains(qualifier), qPrintable(source.left(500)));
+        QVERIFY(!d.kernelEntries.isEmpty());
+        const QString launches = view.kernelLaunchLabel()->text();
+        QVERIFY2(launches.startsWith(language + QStringLiteral(" of the GPU default schedule")), qPrintable(launches));
+        for (const QString& entry : d.kernelEntries) {
+            QVERIFY2(source.contains(entry + QLatin1Char('(')), qPrintable(entry));
+            QVERIFY2(launches.contains(entry + QStringLiteral(" grid=(")), qPrintable(launches));
+            QVERIFY(view.loopNestView()->toPlainText().contains(QStringLiteral("// kernel ") + entry));
+        }
+
+        // A CPU task of the same network: no kernel pane, the LLVM tabs back.
+        graph::TaskExtractionOptions cpu;
+        cpu.target = "llvm";
+        const auto cpuTasks = graph::extractTasks(graph::makeNetwork("mlp"), cpu);
+        session::DagSnapshot c = session::adapter::dagSnapshot(cpuTasks[0].dag, State(), 1e10, codegen::Target::host());
+        c.taskId = 0;
+        view.setDag(c);
+        QVERIFY(view.kernelPane()->isHidden());
+        QVERIFY(view.tabs()->isTabVisible(widgets::DagView::LlvmIrTab));
+        QCOMPARE(view.tabs()->tabText(widgets::DagView::LoopNestTab), QStringLiteral("Loop nest"));
+    }
+
     // Every setting of a job (= every `tunebench-cli tune` option, tst_tuning_job) has a field in
     // the setup panel: a job with every field off its default comes back unchanged.
     void testSetupCarriesEveryOption() {
-        widgets::SetupWidget w({QStringLiteral("mobilenet"), QStringLiteral("mlp")}, [](const QString&) { return QString(); });
+        widgets::SetupWidget w({QStringLiteral("mobilenet"), QStringLiteral("mlp")}, [](const QString&, const QString&) { return QString(); });
         session::TuningJob j;
         j.network = QStringLiteral("mlp");
         j.onnxPath = QStringLiteral("/models/det.onnx");
@@ -1359,7 +1504,7 @@ private Q_SLOTS:
     // prefills the input shapes with its input name and static dims; a missing or wrong binding is
     // refused with this model's example, not a generic one.
     void testSetupPrefillsOnnxInputShapes() {
-        widgets::SetupWidget w({QStringLiteral("mobilenet")}, [](const QString&) { return QString(); });
+        widgets::SetupWidget w({QStringLiteral("mobilenet")}, [](const QString&, const QString&) { return QString(); });
         auto* onnx = w.findChild<QLineEdit*>(QStringLiteral("OnnxPath"));
         auto* shapes = w.findChild<QLineEdit*>(QStringLiteral("InputShapes"));
         auto* hint = w.findChild<QLabel*>(QStringLiteral("ShapesHint"));
@@ -1426,7 +1571,7 @@ private Q_SLOTS:
         old.write("{\"i\": []}\n");
         old.close();
 
-        widgets::SetupWidget w({QStringLiteral("mobilenet"), QStringLiteral("mlp")}, [](const QString&) { return QString(); });
+        widgets::SetupWidget w({QStringLiteral("mobilenet"), QStringLiteral("mlp")}, [](const QString&, const QString&) { return QString(); });
         auto* onnx = w.findChild<QLineEdit*>(QStringLiteral("OnnxPath"));
         auto* network = w.findChild<QComboBox*>(QStringLiteral("Network"));
         auto* log = w.findChild<QLineEdit*>(QStringLiteral("LogPath"));
@@ -1530,7 +1675,7 @@ private Q_SLOTS:
 
     // Issue 16.16: the log field has a Browse button (a save dialog for .json / .log files).
     void testSetupLogBrowse() {
-        widgets::SetupWidget w({QStringLiteral("mobilenet")}, [](const QString&) { return QString(); });
+        widgets::SetupWidget w({QStringLiteral("mobilenet")}, [](const QString&, const QString&) { return QString(); });
         auto* browse = w.findChild<QPushButton*>(QStringLiteral("LogBrowse"));
         QVERIFY(browse);
         QVERIFY(!browse->text().isEmpty());
@@ -1550,7 +1695,7 @@ private Q_SLOTS:
 
     // Issue 16.16: the target drop-down is wide enough for the longest preset (aarch64).
     void testSetupTargetPopupFitsPresets() {
-        widgets::SetupWidget w({QStringLiteral("mobilenet")}, [](const QString&) { return QString(); });
+        widgets::SetupWidget w({QStringLiteral("mobilenet")}, [](const QString&, const QString&) { return QString(); });
         w.resize(300, 800);
         w.show();
         auto* target = w.findChild<QComboBox*>(QStringLiteral("Target"));
