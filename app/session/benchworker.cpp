@@ -46,7 +46,10 @@ BenchOutcome run(const TuningJob& job, const std::function<void(const QString&)>
     const bool remote = job.runner == QLatin1String("rpc");
     runtime::BuildOptions bo;
     bo.target = ej.target;
-    const bool runsHere = bo.target.empty() || codegen::Target::parse(bo.target).runsOnHost();
+    // A GPU target runs on this machine's GPU (PoCL's OpenCL device here) or, with the rpc runner,
+    // on a GPU device server, which gets the network's GPU module (as `compile --runner rpc`).
+    const bool gpuTarget = !bo.target.empty() && codegen::Target::parse(bo.target).isGpu();
+    const bool runsHere = bo.target.empty() || gpuTarget || codegen::Target::parse(bo.target).runsOnHost();
     TB_USER_CHECK(remote || runsHere) << "target '" << bo.target
                                       << "' does not run on this machine: choose the rpc runner and a device key";
     TB_USER_CHECK(!remote || !job.deviceKey.isEmpty()) << "the rpc runner needs a device key";
@@ -70,12 +73,6 @@ BenchOutcome run(const TuningJob& job, const std::function<void(const QString&)>
         logText(log, r.summary());
         return {c.ok, outcomeLine(tr("this machine"), r.median, c.maxRelError, c.ok)};
     }
-    // TVM: lib.export_library(tmp.relpath(filename)), then remote.upload.
-    QTemporaryDir tmp;
-    TB_USER_CHECK(tmp.isValid()) << "cannot create a temporary directory for the export";
-    const std::string dir = tmp.path().toStdString();
-    mod.exportLibrary(dir);
-    log(tr("Exported %1 kernels for %2").arg(mod.report().kernels.size()).arg(adapter::qstr(bo.target)));
     runtime::RemoteRunOptions ro;
     ro.trackerHost = job.trackerHost.toStdString();
     ro.trackerPort = job.trackerPort;
@@ -85,7 +82,18 @@ BenchOutcome run(const TuningJob& job, const std::function<void(const QString&)>
     ro.requestTimeoutS = 60;
     ro.repeat = kRepeat;
     ro.number = kNumber;
-    const runtime::DeviceRun dr = runtime::runAndCheckOnDevice(g, mod.graph(), dir, inputs, ro, true, kTolerance, sink);
+    runtime::DeviceRun dr;
+    if (mod.gpuModule()) {
+        dr = runtime::runGpuNetworkOnDevice(g, mod, inputs, ro, true, kTolerance, sink);
+    } else {
+        // TVM: lib.export_library(tmp.relpath(filename)), then remote.upload.
+        QTemporaryDir tmp;
+        TB_USER_CHECK(tmp.isValid()) << "cannot create a temporary directory for the export";
+        const std::string dir = tmp.path().toStdString();
+        mod.exportLibrary(dir);
+        log(tr("Exported %1 kernels for %2").arg(mod.report().kernels.size()).arg(adapter::qstr(bo.target)));
+        dr = runtime::runAndCheckOnDevice(g, mod.graph(), dir, inputs, ro, true, kTolerance, sink);
+    }
     if (!dr.ran) {
         log(QStringLiteral("error: ") + adapter::qstr(dr.error));
         return {false, tr("Benchmark failed: %1").arg(adapter::qstr(dr.error))};

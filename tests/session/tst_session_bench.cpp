@@ -4,7 +4,10 @@
 // compiled with the job's log and benchmarked here (local runner), and on a device of a key of an
 // in-process tracker (rpc runner) whose server runs the network call with the device server's own
 // function (runtime::runNetworkRequest, as tests/engine/tst_device_bench); a key no device has is a
-// clear log line and a failed status, and the session stays usable.
+// clear log line and a failed status, and the session stays usable. GPU targets (issue 18): mlp for
+// `opencl` on this machine's OpenCL device (PoCL), and for `opencl -device=mali` on a GPU device
+// server of the tracker (measure::GpuExecutor, what `tunebench-cli rpc-server --device opencl` and
+// the emulated Mali boards serve), which gets the network's GPU module and checks it there.
 #include <QDeadlineTimer>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -17,6 +20,7 @@
 #include <thread>
 
 #include "app/session/tuningsession.h"
+#include "engine/measure/gpu_executor.h"
 #include "engine/rpc/rpc_server.h"
 #include "engine/rpc/tracker.h"
 #include "engine/rpc/tracker_client.h"
@@ -71,8 +75,8 @@ class TestSessionBench : public QObject {
     Q_OBJECT
 
     std::unique_ptr<rpc::Tracker> m_tracker;
-    std::unique_ptr<rpc::RpcServer> m_server;
-    std::string m_key;
+    std::unique_ptr<rpc::RpcServer> m_server, m_gpuServer;
+    std::string m_key, m_gpuKey;
 
     bool waitForFree(const std::string& key, int seconds) const {
         for (int i = 0; i < seconds * 10; ++i) {
@@ -101,9 +105,15 @@ private Q_SLOTS:
                                                     std::make_shared<test::HostNetworkExecutor>());
         m_server->start();
         QVERIFY(waitForFree(m_key, 30));
+        m_gpuKey = "gpubench" + std::to_string(getpid());
+        m_gpuServer = std::make_unique<rpc::RpcServer>(test::serverOptions(m_tracker->port(), m_gpuKey),
+                                                       std::make_shared<measure::GpuExecutor>(gpu::GpuApi::OpenCL));
+        m_gpuServer->start();
+        QVERIFY(waitForFree(m_gpuKey, 30));
     }
 
     void cleanupTestCase() {
+        m_gpuServer.reset();
         m_server.reset();
         m_tracker.reset();
     }
@@ -145,6 +155,52 @@ private Q_SLOTS:
         QVERIFY2(o.log.contains(QLatin1String("Exported ")), qPrintable(o.log));
         QVERIFY2(o.log.contains(QRegularExpression(QStringLiteral("Ran on 127\\.0\\.0\\.1:[0-9]+ \\(server:%1\\)").arg(job.deviceKey))),
                  qPrintable(o.log));
+        QVERIFY2(o.log.contains(QRegularExpression(
+                     QStringLiteral("Execution time on 127\\.0\\.0\\.1:[0-9]+ \\(server:%1\\):\nExecution time summary:\n mean \\(ms\\)")
+                         .arg(job.deviceKey))),
+                 qPrintable(o.log));
+        QVERIFY2(o.status.contains(QRegularExpression(
+                     QStringLiteral("^Benchmark on server:%1 \\(127\\.0\\.0\\.1:[0-9]+\\): median [0-9]+\\.[0-9]{3} ms, max error [0-9.e+-]+ \\(ok\\)$")
+                         .arg(job.deviceKey))),
+                 qPrintable(o.status));
+    }
+
+    // A GPU target, local runner: the network's OpenCL module runs on this machine's OpenCL device
+    // (PoCL), checked against the interpreter and timed.
+    void testGpuLocal() {
+        QTemporaryDir dir;
+        TuningSession s;
+        session::TuningJob job = mlpJob(dir.filePath(QStringLiteral("none.json")));
+        job.target = QStringLiteral("opencl");
+        const Outcome o = benchmark(s, job);
+        QVERIFY2(o.finished, qPrintable(o.log));
+        QVERIFY2(o.ok, qPrintable(o.status + QLatin1Char('\n') + o.log));
+        QVERIFY2(o.log.contains(QLatin1String("Compiled for opencl")), qPrintable(o.log));
+        QVERIFY2(o.log.contains(QRegularExpression(QStringLiteral(
+                     "check output 0 \\([0-9x]+\\) against the host interpreter: .*\\(ok, tolerance 0.0001\\)"))),
+                 qPrintable(o.log));
+        QVERIFY2(o.status.contains(QRegularExpression(QStringLiteral(
+                     "^Benchmark on this machine: median [0-9]+\\.[0-9]{3} ms, max error [0-9.e+-]+ \\(ok\\)$"))),
+                 qPrintable(o.status));
+    }
+
+    // A GPU target, rpc runner: the GPU device server of the key gets the network's module (not an
+    // exported CPU library), runs it, checks it against the host interpreter's outputs and times it.
+    void testGpuRpcDevice() {
+        QTemporaryDir dir;
+        TuningSession s;
+        session::TuningJob job = mlpJob(dir.filePath(QStringLiteral("none.json")));
+        job.target = QStringLiteral("opencl -device=mali");
+        job.targetHost = QStringLiteral("llvm -mtriple=aarch64-linux-gnu");
+        job.runner = QStringLiteral("rpc");
+        job.trackerHost = QStringLiteral("127.0.0.1");
+        job.trackerPort = m_tracker->port();
+        job.deviceKey = QString::fromStdString(m_gpuKey);
+        const Outcome o = benchmark(s, job);
+        QVERIFY2(o.finished, qPrintable(o.log));
+        QVERIFY2(o.ok, qPrintable(o.status + QLatin1Char('\n') + o.log));
+        QVERIFY2(!o.log.contains(QLatin1String("Exported ")), qPrintable(o.log));
+        QVERIFY2(o.log.contains(QLatin1String("Compiled for opencl")), qPrintable(o.log));
         QVERIFY2(o.log.contains(QRegularExpression(
                      QStringLiteral("Execution time on 127\\.0\\.0\\.1:[0-9]+ \\(server:%1\\):\nExecution time summary:\n mean \\(ms\\)")
                          .arg(job.deviceKey))),
