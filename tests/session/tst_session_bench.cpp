@@ -69,6 +69,19 @@ Outcome benchmark(TuningSession& s, const session::TuningJob& job) {
     return o;
 }
 
+// The log's "Execution time on <server> (<key>):" + TVM's summary, and the status line, of a
+// network that ran on a device of `key` and passed its check there.
+void verifyDeviceTiming(const Outcome& o, const QString& key) {
+    QVERIFY2(o.log.contains(QRegularExpression(
+                 QStringLiteral("Execution time on 127\\.0\\.0\\.1:[0-9]+ \\(server:%1\\):\nExecution time summary:\n mean \\(ms\\)")
+                     .arg(key))),
+             qPrintable(o.log));
+    QVERIFY2(o.status.contains(QRegularExpression(
+                 QStringLiteral("^Benchmark on server:%1 \\(127\\.0\\.0\\.1:[0-9]+\\): median [0-9]+\\.[0-9]{3} ms, max error [0-9.e+-]+ \\(ok\\)$")
+                     .arg(key))),
+             qPrintable(o.status));
+}
+
 }  // namespace
 
 class TestSessionBench : public QObject {
@@ -155,14 +168,7 @@ private Q_SLOTS:
         QVERIFY2(o.log.contains(QLatin1String("Exported ")), qPrintable(o.log));
         QVERIFY2(o.log.contains(QRegularExpression(QStringLiteral("Ran on 127\\.0\\.0\\.1:[0-9]+ \\(server:%1\\)").arg(job.deviceKey))),
                  qPrintable(o.log));
-        QVERIFY2(o.log.contains(QRegularExpression(
-                     QStringLiteral("Execution time on 127\\.0\\.0\\.1:[0-9]+ \\(server:%1\\):\nExecution time summary:\n mean \\(ms\\)")
-                         .arg(job.deviceKey))),
-                 qPrintable(o.log));
-        QVERIFY2(o.status.contains(QRegularExpression(
-                     QStringLiteral("^Benchmark on server:%1 \\(127\\.0\\.0\\.1:[0-9]+\\): median [0-9]+\\.[0-9]{3} ms, max error [0-9.e+-]+ \\(ok\\)$")
-                         .arg(job.deviceKey))),
-                 qPrintable(o.status));
+        verifyDeviceTiming(o, job.deviceKey);
     }
 
     // A GPU target, local runner: the network's OpenCL module runs on this machine's OpenCL device
@@ -201,14 +207,7 @@ private Q_SLOTS:
         QVERIFY2(o.ok, qPrintable(o.status + QLatin1Char('\n') + o.log));
         QVERIFY2(!o.log.contains(QLatin1String("Exported ")), qPrintable(o.log));
         QVERIFY2(o.log.contains(QLatin1String("Compiled for opencl")), qPrintable(o.log));
-        QVERIFY2(o.log.contains(QRegularExpression(
-                     QStringLiteral("Execution time on 127\\.0\\.0\\.1:[0-9]+ \\(server:%1\\):\nExecution time summary:\n mean \\(ms\\)")
-                         .arg(job.deviceKey))),
-                 qPrintable(o.log));
-        QVERIFY2(o.status.contains(QRegularExpression(
-                     QStringLiteral("^Benchmark on server:%1 \\(127\\.0\\.0\\.1:[0-9]+\\): median [0-9]+\\.[0-9]{3} ms, max error [0-9.e+-]+ \\(ok\\)$")
-                         .arg(job.deviceKey))),
-                 qPrintable(o.status));
+        verifyDeviceTiming(o, job.deviceKey);
     }
 
     // A key no device has: one clear error line, a failed status, and the session runs again.
