@@ -32,6 +32,9 @@
 /// topi/mali/conv2d.py `_alter_conv2d_layout`): spatial_pack pre-packs by tile_co's inner factor,
 /// winograd pre-transforms with tile_bna and the tile size 4 if H % 4 == 0 else 2; depthwise convs
 /// use depthwise_conv2d_nchw.mali and dense dense.mali; build_module.h lowers the groups for the GPU.
+/// Difference: without a record TVM's Mali spatial_pack / dense / depthwise templates copy the tiling
+/// of the most similar workload of the tophub rk3399 log (`fallback_with_reference_log`); here they
+/// get the space's first config (templates_mali.cpp), so an untuned Mali network is slower than TVM's.
 ///
 /// Covered: conv2d_NCHWc.x86 (NCHW, groups 1, float32), dense_pack.x86 / dense_nopack.x86
 /// (implementationOf, also on arm_cpu, as task extraction offers them), and the three arm_cpu

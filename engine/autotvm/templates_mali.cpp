@@ -9,6 +9,10 @@
 // lowering runs inside each thread; here those serial loops are moved inside the bound ones, as
 // lower_gpu.h requires bound loops outermost. The winograd output's `0 * M[...]` term (a TVM hack so
 // that bound inference keeps M's padded tiles) is not needed: M is a root stage here, computed whole.
+// Fallback configs (no record): conv2d_nchw_winograd.mali has TVM's explicit `cfg.is_fallback`
+// defaults; spatial_pack, dense and depthwise take TVM's from `fallback_with_reference_log` on the
+// tophub rk3399 log, which is not loaded here, so they get the space's first config (every knob at
+// its first candidate: correct, one thread per work-group, slow).
 #include <algorithm>
 
 #include "engine/autotvm/state_builder.h"
