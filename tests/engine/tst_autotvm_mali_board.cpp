@@ -82,8 +82,7 @@ private Q_SLOTS:
                         QStringLiteral("--tracker"), QStringLiteral("127.0.0.1:%1").arg(m_tracker->port()),
                         QStringLiteral("--key"), QString::fromStdString(m_key), QStringLiteral("--build-dir"),
                         QStringLiteral(TB_BUILD_DIR), QStringLiteral("--log-dir"), m_dir.path(),
-                        QStringLiteral("--port"), QStringLiteral("9300"), QStringLiteral("--port-end"),
-                        QStringLiteral("9499")});
+                        QStringLiteral("--port"), QStringLiteral("0")});  // any free port: no clash with other tests
         QVERIFY2(m_boards.waitForStarted(10000), qPrintable(m_boards.errorString()));
         bool up = false;
         for (int i = 0; i < 300 && !up; ++i) {
