@@ -11,16 +11,19 @@
 //        xgb_rank_binary..., ga, random, gridsearch; autotvm/tuner.h makeTuner)
 //        prints TVM's progress line ("[Task  1/ 1]  Current/Best: ... GFLOPS | Progress: (i/n) |
 //        t s") and appends one v0.2 record per measured config to the log (flushed per record);
-//        --network / --onnx (kept NCHW) tunes each extracted task (x86, or arm_cpu for
-//        -device=arm_cpu; autotvm/task_extraction.h) in turn with n_trial = min(N, space size),
-//        as TVM's tune_relay_x86 / tune_relay_arm tutorials do; --tasks keeps only those numbers;
+//        --network / --onnx (kept NCHW) tunes each extracted task (x86, arm_cpu for
+//        -device=arm_cpu, mali for opencl -device=mali; autotvm/task_extraction.h) in turn with
+//        n_trial = min(N, space size), as TVM's tune_relay_x86 / tune_relay_arm /
+//        tune_relay_mobile_gpu tutorials do; --tasks keeps only those numbers; --ops nn.conv2d extracts only the convs' tasks (extract_from_program
+//        ops=, as tune_relay_mobile_gpu); a Mali target runs on GPU device servers (--runner rpc);
 //        --transfer-learning: before each task, the records already in --log (of any task of the
 //        same template) train the XGB tuner's base model (TVM tuner.load_history, as the
 //        tutorials' use_transfer_learning), if at least --min-seed-records (TVM: 500) are usable
 //   autotvm pick-best -i IN [-o OUT]   TVM `autotvm.record.pick_best` (default OUT = IN.best.log)
 //   autotvm tasks (--network NAME [--batch N] | --onnx FILE [--shape B]) [--target T]
 //        the tasks TVM's autotvm.task.extract_from_program lists for the NCHW network on the
-//        target (x86, or arm_cpu for `-device=arm_cpu`): template, FLOPs, space size, args
+//        target (x86, arm_cpu for `-device=arm_cpu`, mali for `opencl -device=mali`): template,
+//        FLOPs, space size, args; --ops keeps the tasks of those ops
 #include <QCommandLineParser>
 #include <QFileInfo>
 
@@ -73,6 +76,28 @@ double doubleOption(const QCommandLineParser& p, const QString& name) {
     return v;
 }
 
+// TVM extract_from_program's `ops=`: keep the tasks of these relay ops ("nn.conv2d,nn.dense";
+// the `nn.` may be left out). Empty: every op.
+void keepOps(autotvm::ExtractedTasks& ex, const QString& ops) {
+    if (ops.isEmpty()) return;
+    std::vector<std::string> keep;
+    for (const QString& o : ops.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        std::string op = o.trimmed().toStdString();
+        if (op.rfind("nn.", 0) != 0) op = "nn." + op;
+        TB_USER_CHECK(op == "nn.conv2d" || op == "nn.dense")
+            << "--ops: '" << o.toStdString() << "' is not an op with AutoTVM templates (nn.conv2d, nn.dense)";
+        keep.push_back(op);
+    }
+    auto filter = [&](std::vector<autotvm::ExtractedTask>& v) {
+        std::erase_if(v, [&](const autotvm::ExtractedTask& t) {
+            return std::find(keep.begin(), keep.end(), autotvm::relayOpOf(t.taskName)) == keep.end();
+        });
+    };
+    filter(ex.tasks);
+    filter(ex.notInstantiable);
+    filter(ex.all);
+}
+
 int runAutotvmTune(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("Tune one AutoTVM task (TVM autotvm tuner.tune)."));
@@ -105,6 +130,8 @@ int runAutotvmTune(const QStringList& args) {
     add("onnx", "tune every AutoTVM task of an ONNX model (kept NCHW), instead of --template/--args", "file");
     add("shape", "an --onnx input shape binding, e.g. x=1,3,224,224 (repeatable)", "name=dims");
     add("tasks", "with --network/--onnx: tune only these tasks, numbered 1.. in extraction order, e.g. 1,3", "list");
+    add("ops", "with --network/--onnx: extract the tasks of these ops only (TVM extract_from_program ops=), "
+               "e.g. nn.conv2d", "list");
     p.addOption({QStringLiteral("transfer-learning"),
                  QStringLiteral("before each task, fit the XGB tuner's base model on the records in --log "
                                 "(TVM load_history)")});
@@ -142,7 +169,8 @@ int runAutotvmTune(const QStringList& args) {
         src.batch = intOption(p, QStringLiteral("batch"));
         src.layout = "NCHW";
         if (!src.onnxPath.empty()) src.zooName = QFileInfo(QString::fromStdString(src.onnxPath)).fileName().toStdString();
-        const autotvm::ExtractedTasks ex = autotvm::extractTasks(tuning::loadNetwork(src), resolved.recordString);
+        autotvm::ExtractedTasks ex = autotvm::extractTasks(tuning::loadNetwork(src), resolved.recordString);
+        keepOps(ex, p.value(QStringLiteral("ops")));
         std::string skipped;
         if (!ex.notInstantiable.empty())
             skipped += ", skipped " + std::to_string(ex.notInstantiable.size()) + " tasks whose templates do not run here";
@@ -269,6 +297,8 @@ int runAutotvmTasks(const QStringList& args) {
                  QStringLiteral("TVM target string (default: this CPU); -device=arm_cpu selects the arm_cpu strategy"),
                  QStringLiteral("target"), QString()});
     p.addOption({QStringLiteral("onnx"), QStringLiteral("an ONNX model (kept NCHW) instead of --network"), QStringLiteral("file")});
+    p.addOption({QStringLiteral("ops"), QStringLiteral("list the tasks of these ops only, e.g. nn.conv2d"),
+                 QStringLiteral("list")});
     p.addOption({QStringLiteral("shape"), QStringLiteral("an --onnx input shape binding, e.g. x=1,3,224,224"),
                  QStringLiteral("name=dims")});
     if (const auto rc = parseOrExit(p, args)) return *rc;
@@ -282,7 +312,8 @@ int runAutotvmTasks(const QStringList& args) {
     if (!src.onnxPath.empty()) src.zooName = QFileInfo(QString::fromStdString(src.onnxPath)).fileName().toStdString();
     src.batch = intOption(p, QStringLiteral("batch"));
     src.layout = "NCHW";
-    const autotvm::ExtractedTasks ex = autotvm::extractTasks(tuning::loadNetwork(src), target);
+    autotvm::ExtractedTasks ex = autotvm::extractTasks(tuning::loadNetwork(src), target);
+    keepOps(ex, p.value(QStringLiteral("ops")));
     std::fprintf(stdout, "%zu AutoTVM tasks of %s (NCHW, batch %lld) for %s%s\n", ex.all.size(), src.zooName.c_str(), static_cast<long long>(src.batch),
                  target.c_str(),
                  ex.skippedOps ? (" (" + std::to_string(ex.skippedOps) + " conv2d/dense ops without a template)").c_str()

@@ -28,6 +28,14 @@
 /// AlterOpLayout pre-packs the kernel (OIHW{VC}o) or pre-transforms it for winograd; FoldConstant
 /// folds either. Depthwise convs keep nn.conv2d and use depthwise_conv2d_nchw.arm_cpu.
 ///
+/// On a Mali target (isMaliTarget) the same happens with the Mali templates (strategy/mali.py,
+/// topi/mali/conv2d.py `_alter_conv2d_layout`): spatial_pack pre-packs by tile_co's inner factor,
+/// winograd pre-transforms with tile_bna and the tile size 4 if H % 4 == 0 else 2; depthwise convs
+/// use depthwise_conv2d_nchw.mali and dense dense.mali; build_module.h lowers the groups for the GPU.
+/// Difference: without a record TVM's Mali spatial_pack / dense / depthwise templates copy the tiling
+/// of the most similar workload of the tophub rk3399 log (`fallback_with_reference_log`); here they
+/// get the space's first config (templates_mali.cpp), so an untuned Mali network is slower than TVM's.
+///
 /// Covered: conv2d_NCHWc.x86 (NCHW, groups 1, float32), dense_pack.x86 / dense_nopack.x86
 /// (implementationOf, also on arm_cpu, as task extraction offers them), and the three arm_cpu
 /// templates. Depthwise convs are not AutoTVM workloads here (no instantiation of
@@ -87,6 +95,11 @@ public:
                                                                     const std::vector<std::int64_t>& kernel) const;
     /// True when the target is arm_cpu (`-device=arm_cpu` or the arm_cpu key).
     bool armCpu() const { return m_armCpu; }
+    /// True when the target is a Mali GPU (`opencl -device=mali`, isMaliTarget): armCpuConv() and
+    /// implementationOf() then follow TVM's mali strategy and mali/conv2d.py _alter_conv2d_layout
+    /// (the same rewrites with conv2d_nchw_spatial_pack.mali's tile_co and
+    /// conv2d_nchw_winograd.mali's tile_bna and _pick_tile_size), dense uses dense.mali.
+    bool mali() const { return m_mali; }
 
     /// TVM select_implementation for the anchor op of a fused group of the altered graph, as the
     /// AutoTVM task whose template computes and schedules it, or nullopt when the group has none:
@@ -115,6 +128,7 @@ private:
     std::string m_target;
     int m_simdLanes;
     bool m_armCpu = false;
+    bool m_mali = false;
 };
 
 }  // namespace tb::autotvm

@@ -130,8 +130,13 @@ void collectIr(const lower::Stmt& s, std::vector<const lower::StmtNode*>& out) {
     if (!s) return;
     switch (s->kind) {
         case lower::StmtKind::For: {
-            out.push_back(s.get());
-            collectIr(lower::as<lower::ForNode>(s)->body, out);
+            // A GPU launch loop of length 1 stays in the IR (lower_gpu.h); the State's tree has no
+            // row to match it with, as for any loop of length 1.
+            const auto* f = lower::as<lower::ForNode>(s);
+            std::int64_t extent = 0;
+            if (!(f->forKind == lower::ForKind::ThreadBinding && te::isConstInt(f->extent, &extent) && extent == 1))
+                out.push_back(s.get());
+            collectIr(f->body, out);
             break;
         }
         case lower::StmtKind::BufferStore: out.push_back(s.get()); break;
@@ -419,7 +424,13 @@ constexpr int kNumAnns = 11;
 }  // namespace
 
 std::vector<ItervarFeature> itervarFeatures(const TemplateInstance& inst) {
-    const lower::LoweredFunc f = lower::lowerState(*inst.dag, inst.state);
+    // A GPU template's program (loops bound to blockIdx / threadIdx) is lowered with its bindings,
+    // as TVM's ana_lower keeps them.
+    bool gpu = false;
+    for (const auto& st : inst.state.stages())
+        for (const auto& it : st->iters) gpu = gpu || isThreadBinding(it.annotation);
+    const lower::LoweredFunc f =
+        gpu ? lower::lowerStateThreaded(*inst.dag, inst.state) : lower::lowerState(*inst.dag, inst.state);
     std::vector<TreeNode> tree = TreeBuilder(inst.state).build();
     matchIr(tree, f);
     return TouchExtractor(tree, f).run();

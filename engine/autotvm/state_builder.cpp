@@ -99,7 +99,7 @@ StageRefName StateBuilder::cacheRead(const StageRefName& stage, const std::strin
 
 void StateBuilder::applyAnnotate(const StageRefName& stage, const std::vector<std::string>& iters,
                                  const AnnotateEntity& entity, const std::vector<std::int64_t>& axisLens,
-                                 std::int64_t maxUnroll) {
+                                 std::int64_t maxUnroll, const std::vector<std::int64_t>& vecSizes) {
     TB_USER_CHECK(entity.anns.size() == iters.size()) << "template schedule: annotation of " << entity.anns.size()
                                                        << " axes applied to " << iters.size();
     for (size_t i = 0; i < iters.size(); ++i) {
@@ -109,6 +109,9 @@ void StateBuilder::applyAnnotate(const StageRefName& stage, const std::vector<st
             TB_USER_CHECK(!m_strict || !maxUnroll || axisLens.at(i) <= maxUnroll) << "Too large factor for unrolling";
             annotate(stage, iters[i], IteratorAnnotation::Unroll);
         } else if (ann == "vec") {
+            TB_USER_CHECK(!m_strict || vecSizes.empty() ||
+                          std::find(vecSizes.begin(), vecSizes.end(), axisLens.at(i)) != vecSizes.end())
+                << "Wrong size of lanes in vectorization";
             annotate(stage, iters[i], IteratorAnnotation::Vectorize);
         } else {
             throw UserError("template schedule: annotation '" + ann + "' is not supported on CPU");

@@ -39,17 +39,21 @@ public:
     void reorder(const StageRefName& stage, const std::vector<std::string>& order);
     /// te `fuse(a, b, ...)` of consecutive loops; returns the fused loop's name.
     std::string fuse(const StageRefName& stage, const std::vector<std::string>& iters);
+    /// `s[stage].unroll / vectorize / parallel / bind(iter, thread_axis(...))` (the thread axes are
+    /// IteratorAnnotation::BlockX ... ThreadZ, VThread).
     void annotate(const StageRefName& stage, const std::string& iter, IteratorAnnotation ann);
     /// `s[stage].compute_at(s[target], iter)`.
     void computeAt(const StageRefName& stage, const StageRefName& target, const std::string& iter);
     /// `s.cache_read(stage, scope, readers)`: inserts stage `<name>.<scope>` after it, read by
     /// `readers` instead of it. Returns the new stage.
     StageRefName cacheRead(const StageRefName& stage, const std::string& scope, const std::vector<StageRefName>& readers);
-    /// `AnnotateEntity.apply(s, stage, axes, axis_lens, max_unroll)`: "unroll" / "vec" / "none" per
-    /// loop; throws tb::UserError (TVM's cfg.raise_error, an invalid config) when an unrolled
-    /// loop is longer than `maxUnroll` (0: no limit), unless ignoreConfigErrors() was called.
+    /// `AnnotateEntity.apply(s, stage, axes, axis_lens, max_unroll, vec_size)`: "unroll" / "vec" /
+    /// "none" per loop; throws tb::UserError (TVM's cfg.raise_error, an invalid config) when an
+    /// unrolled loop is longer than `maxUnroll` (0: no limit) or a vectorized loop's length is not
+    /// in `vecSizes` (empty: any), unless ignoreConfigErrors() was called.
     void applyAnnotate(const StageRefName& stage, const std::vector<std::string>& iters, const AnnotateEntity& entity,
-                       const std::vector<std::int64_t>& axisLens, std::int64_t maxUnroll = 0);
+                       const std::vector<std::int64_t>& axisLens, std::int64_t maxUnroll = 0,
+                       const std::vector<std::int64_t>& vecSizes = {});
     /// `ReorderEntity.apply(s, stage, axes)`: reorder to axes[perm[0]], axes[perm[1]], ...
     void applyReorder(const StageRefName& stage, const std::vector<std::string>& iters, const ReorderEntity& entity);
     /// `s[stage].compute_inline()`.

@@ -3,6 +3,8 @@
 
 #include <memory>
 
+#include "engine/codegen/codegen_gpu_source.h"
+#include "engine/codegen/target.h"
 #include "engine/lower/lower_state.h"
 #include "engine/support/error.h"
 
@@ -31,16 +33,37 @@ TemplateInstance Task::instantiate(const ConfigEntity& entity) const {
     return tmpl->instantiate(TaskArgs(taskName, args), entity);
 }
 
+void checkGpuLimits(const codegen::GpuModule& m, const HardwareParams& hw) {
+    for (const codegen::GpuLaunch& l : m.launches) {
+        const std::int64_t threads = l.block[0] * l.block[1] * l.block[2];
+        TB_USER_CHECK(hw.maxThreadsPerBlock <= 0 || threads <= hw.maxThreadsPerBlock)
+            << "Skipped because of invalid gpu kernel: " << l.entry << " launches " << threads
+            << " threads per block (" << l.block[0] << " x " << l.block[1] << " x " << l.block[2]
+            << "), more than the device's max_threads_per_block " << hw.maxThreadsPerBlock;
+        TB_USER_CHECK(hw.maxSharedMemoryPerBlock <= 0 || l.sharedBytes <= hw.maxSharedMemoryPerBlock)
+            << "Skipped because of invalid gpu kernel: " << l.entry << " uses " << l.sharedBytes
+            << " bytes of shared memory, more than the device's " << hw.maxSharedMemoryPerBlock;
+    }
+}
+
 std::vector<measure::MeasureResult> measureConfigs(const Task& task, const std::vector<ConfigEntity>& configs,
                                                    const MeasureOption& option) {
     TB_CHECK(option.builder && option.runner) << "measureConfigs needs a builder and a runner";
     std::vector<measure::MeasureInput> inputs(configs.size());
     std::vector<std::string> errors(configs.size());
+    const codegen::Target target = codegen::Target::parse(task.target);
     for (size_t i = 0; i < configs.size(); ++i) {
         inputs[i].workloadKey = task.taskName;
         try {
             const TemplateInstance inst = task.instantiate(configs[i]);
-            inputs[i].func = std::make_shared<lower::LoweredFunc>(lower::lowerState(*inst.dag, inst.state));
+            if (target.isGpu()) {
+                codegen::GpuModule m = codegen::buildGpuModule(
+                    *inst.dag, inst.state, target.isCuda() ? codegen::GpuLanguage::CUDA : codegen::GpuLanguage::OpenCL);
+                checkGpuLimits(m, target.gpuHardwareParams());
+                inputs[i].gpuModule = std::make_shared<codegen::GpuModule>(std::move(m));
+            } else {
+                inputs[i].func = std::make_shared<lower::LoweredFunc>(lower::lowerState(*inst.dag, inst.state));
+            }
             inputs[i].stateText = configs[i].entityJson().dump();
         } catch (const std::exception& e) {
             errors[i] = e.what();  // the builder reports a null function as INSTANTIATION_ERROR

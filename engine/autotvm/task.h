@@ -7,7 +7,8 @@
 /// A task is (template, serialized args, target): its config space and its FLOP count (TVM's
 /// `task.flop`, counted on the program of the space's first config, as TVM counts it on the
 /// schedule built while the space is collected). Measuring a batch of configs instantiates each
-/// config (template.h), lowers its State (lower/lower_state.h), then builds and runs the batch with
+/// config (template.h), lowers its State (lower/lower_state.h, or lower/lower_gpu.h + OpenCL C / CUDA C
+/// for a GPU target), then builds and runs the batch with
 /// the measure layer's ProgramBuilder / ProgramRunner, exactly as the auto-scheduler's candidates
 /// are measured. Failures are data: a config whose instantiation or lowering throws is
 /// INSTANTIATION_ERROR with the message; build and run errors keep the measure layer's codes.
@@ -21,7 +22,9 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/autotvm/template.h"
+#include "engine/codegen/gpu_module.h"
 #include "engine/measure/measure.h"
+#include "engine/support/hardware_params.h"
 #include "engine/record/autotvm_record.h"
 
 namespace tb::autotvm {
@@ -54,8 +57,18 @@ struct MeasuredConfig {
     measure::MeasureResult result;
 };
 
+/// TVM's GPU verify pass as the AutoTVM LocalBuilder runs it for a GPU device (check_gpu:
+/// max_threads_per_block, max_shared_memory_per_block; python/tvm/autotvm/measure/
+/// measure_methods.py gpu_verify_pass): throws tb::UserError ("Skipped because of invalid gpu
+/// kernel: ...") when a launch of `m` exceeds the limits of `hw` (a limit <= 0 is not checked).
+void checkGpuLimits(const codegen::GpuModule& m, const HardwareParams& hw);
+
 /// Instantiates, lowers, builds and runs `configs` (in order; one result each). Never throws for
-/// a bad config.
+/// a bad config. For a GPU target (`opencl ...`, `cuda ...`) each config is lowered for the GPU
+/// (lower/lower_gpu.h) and emitted as a GpuModule (OpenCL C or CUDA C) that the runner's GPU
+/// device compiles and runs; a module over the target's thread or shared-memory limits
+/// (checkGpuLimits; the Mali target's are TVM's fixed Mali-T860 ones) is INSTANTIATION_ERROR, as
+/// TVM's builder reports it.
 std::vector<measure::MeasureResult> measureConfigs(const Task& task, const std::vector<ConfigEntity>& configs,
                                                    const MeasureOption& option);
 

@@ -26,8 +26,11 @@ std::vector<std::int64_t> pair(const std::vector<std::int64_t>& v) {
     return v.size() == 1 ? std::vector<std::int64_t>{v[0], v[0]} : v;
 }
 
-// Both strategies: the templates TVM's strategy offers for one op, in strategy order.
-ExtractedTasks extract(const graph::Graph& graph, bool arm) {
+enum class Family { X86, ArmCpu, Mali };
+
+// The strategies: the templates TVM's strategy offers for one op, in strategy order.
+ExtractedTasks extract(const graph::Graph& graph, Family family) {
+    const bool arm = family == Family::ArmCpu, mali = family == Family::Mali;
     ExtractedTasks out;
     std::set<std::string> seen;
     auto add = [&](const std::string& name, ojson args) {
@@ -50,6 +53,10 @@ ExtractedTasks extract(const graph::Graph& graph, bool arm) {
                 continue;
             }
             const ojson args = ojson::array({tensorArg(data), tensorArg(weight), nullptr, "float32"});
+            if (mali) {
+                add("dense.mali", args);
+                continue;
+            }
             add("dense_nopack.x86", args);
             add("dense_pack.x86", args);
             continue;
@@ -66,11 +73,24 @@ ExtractedTasks extract(const graph::Graph& graph, bool arm) {
         const auto strides = pair(a.getInts("strides", {1, 1}));
         const auto dilation = pair(a.getInts("dilation", {1, 1}));
         const ojson armArgs = armCpuConvTaskArgs(data.shape, weight.shape, a);
+        const bool winogradShape = weight.shape[2] == 3 && weight.shape[3] == 3 &&
+                                   strides == std::vector<std::int64_t>{1, 1} &&
+                                   dilation == std::vector<std::int64_t>{1, 1};
+        if (mali) {  // strategy/mali.py conv2d_strategy_mali (NCHW, OIHW)
+            if (groups == 1) {
+                add("conv2d_nchw_spatial_pack.mali", armArgs);
+                if (winogradShape) add("conv2d_nchw_winograd.mali", armArgs);
+            } else if (depthwise) {
+                add("depthwise_conv2d_nchw.mali", armArgs);
+            } else {
+                ++out.skippedOps;  // TVM raises "group_conv2d is not supported for mali"
+            }
+            continue;
+        }
         if (groups == 1) {
             if (arm) add("conv2d_nchw_spatial_pack.arm_cpu", armArgs);
             add("conv2d_NCHWc.x86", conv2dNCHWcTaskArgs(data.shape, weight.shape, a));
-            if (arm && weight.shape[2] == 3 && weight.shape[3] == 3 && strides == std::vector<std::int64_t>{1, 1} &&
-                dilation == std::vector<std::int64_t>{1, 1})
+            if (arm && winogradShape)
                 add("conv2d_nchw_winograd.arm_cpu", armArgs);
         } else if (depthwise) {
             if (arm) add("depthwise_conv2d_nchw.arm_cpu", armArgs);
@@ -85,8 +105,19 @@ ExtractedTasks extract(const graph::Graph& graph, bool arm) {
 
 }  // namespace
 
-ExtractedTasks extractX86Tasks(const graph::Graph& graph) { return extract(graph, false); }
-ExtractedTasks extractArmCpuTasks(const graph::Graph& graph) { return extract(graph, true); }
+ExtractedTasks extractX86Tasks(const graph::Graph& graph) { return extract(graph, Family::X86); }
+ExtractedTasks extractArmCpuTasks(const graph::Graph& graph) { return extract(graph, Family::ArmCpu); }
+ExtractedTasks extractMaliTasks(const graph::Graph& graph) { return extract(graph, Family::Mali); }
+
+bool isMaliTarget(const std::string& target) {
+    const std::string kind = target.substr(0, target.find_first_of(" \t"));
+    return kind == "opencl" && (target.find("-device=mali") != std::string::npos ||
+                                (target.find("-keys=") != std::string::npos && target.find("mali") != std::string::npos));
+}
+
+std::string relayOpOf(const std::string& taskName) {
+    return taskName.rfind("dense", 0) == 0 ? "nn.dense" : "nn.conv2d";
+}
 
 bool isArmCpuTarget(const std::string& target) {
     return target.find("-device=arm_cpu") != std::string::npos ||
@@ -94,11 +125,13 @@ bool isArmCpuTarget(const std::string& target) {
 }
 
 ExtractedTasks extractTasks(const graph::Graph& graph, const std::string& target) {
-    // GPU targets (cuda, opencl -device=mali) have their own templates (strategy/mali.py,
-    // cuda.py); until they are here, say so rather than hand out the x86 ones.
+    // Other GPU targets (cuda, opencl without mali) have their own templates (strategy/cuda.py);
+    // until they are here, say so rather than hand out the x86 ones.
+    if (isMaliTarget(target)) return extractMaliTasks(graph);
     const std::string kind = target.substr(0, target.find_first_of(" \t"));
     TB_USER_CHECK(kind != "cuda" && kind != "opencl")
-        << "target '" << target << "': AutoTVM task extraction follows the x86 and arm_cpu strategies only (no GPU templates yet)";
+        << "target '" << target << "': AutoTVM task extraction follows the x86, arm_cpu and mali strategies only "
+        << "(no templates for other GPUs yet)";
     return isArmCpuTarget(target) ? extractArmCpuTasks(graph) : extractX86Tasks(graph);
 }
 

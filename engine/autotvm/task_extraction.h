@@ -2,8 +2,8 @@
 #pragma once
 /// \file task_extraction.h
 /// \brief AutoTVM task extraction (TVM `autotvm.task.extract_from_program`, python/tvm/autotvm/task/
-/// relay_integration.py, v0.14) with the x86 and arm_cpu op strategies (python/tvm/relay/op/
-/// strategy/x86.py, arm_cpu.py), for float32 NCHW conv2d and dense.
+/// relay_integration.py, v0.14) with the x86, arm_cpu and mali op strategies (python/tvm/relay/op/
+/// strategy/x86.py, arm_cpu.py, mali.py), for float32 NCHW conv2d and dense.
 ///
 /// TVM lowers the program (AlterOpLayout disabled) while tracing: select_implementation calls the
 /// compute of *every* implementation the op strategy offers, and each AutoTVM template compute
@@ -23,6 +23,12 @@
 ///   - depthwise NCHW -> `depthwise_conv2d_nchw.arm_cpu` (same args), and with multiplier 1,
 ///     dilation 1 `depthwise_conv2d_NCHWc.x86`;
 ///   - dense as on x86.
+///   mali (`opencl -device=mali ...`, strategy/mali.py, float32):
+///   - conv2d NCHW/OIHW, groups 1 -> `conv2d_nchw_spatial_pack.mali` (plevel 10) and, for 3x3
+///     stride 1 dilation 1, `conv2d_nchw_winograd.mali` (plevel 5), args as arm_cpu's;
+///   - depthwise NCHW -> `depthwise_conv2d_nchw.mali` (same args); other grouped convs: none
+///     (TVM raises "group_conv2d is not supported for mali"; counted in skippedOps);
+///   - `nn.dense` -> `dense.mali` with [data, weight, null, out_dtype].
 /// Tasks whose templates cannot be instantiated here are listed apart (`notInstantiable`), in the
 /// same order; ops with no AutoTVM template here (grouped convs, NHWC, other dtypes) are counted.
 
@@ -53,10 +59,19 @@ struct ExtractedTasks {
 ExtractedTasks extractX86Tasks(const graph::Graph& graph);
 /// The AutoTVM arm_cpu tasks of `graph` (see the file comment).
 ExtractedTasks extractArmCpuTasks(const graph::Graph& graph);
+/// The AutoTVM mali tasks of `graph` (see the file comment).
+ExtractedTasks extractMaliTasks(const graph::Graph& graph);
 /// True for an arm_cpu target (`-device=arm_cpu` or the `arm_cpu` key).
 bool isArmCpuTarget(const std::string& target);
-/// extractArmCpuTasks for an arm_cpu target, extractX86Tasks for any other `llvm` target; UserError
-/// for a GPU target (`cuda ...`, `opencl ...`: no GPU templates yet).
+/// True for a Mali target: kind `opencl` with `-device=mali` or the `mali` key.
+bool isMaliTarget(const std::string& target);
+/// The relay op a task's template implements: "nn.dense" for the dense templates, else
+/// "nn.conv2d" (TVM extract_from_program's `ops=` filter, e.g. the mobile GPU tutorial's
+/// `ops=(relay.op.get("nn.conv2d"),)`).
+std::string relayOpOf(const std::string& taskName);
+/// extractMaliTasks for a Mali target, extractArmCpuTasks for an arm_cpu target, extractX86Tasks for
+/// any other `llvm` target; UserError for another GPU target (`cuda ...`, plain `opencl ...`: no
+/// templates for them yet).
 ExtractedTasks extractTasks(const graph::Graph& graph, const std::string& target);
 
 /// The args of TVM's conv2d_NCHWc.x86 task for an NCHW conv2d (what topi.x86.conv2d_nchw passes

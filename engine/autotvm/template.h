@@ -31,9 +31,12 @@
 /// bias = null only, float32) and `conv2d_NCHWc.x86` (conv2d.py with conv2d_avx_common.py /
 /// conv2d_avx_1x1.py; float32, groups 1); (python/tvm/topi/arm_cpu/, float32)
 /// `conv2d_nchw_spatial_pack.arm_cpu` (conv2d_spatial_pack.py), `conv2d_nchw_winograd.arm_cpu`
-/// (conv2d.py, tile size 4) and `depthwise_conv2d_nchw.arm_cpu` (depthwise_conv2d.py). Compute in
-/// TVM's tuning mode (GLOBAL_SCOPE.in_tuning): packed weights/data (and winograd's transformed
-/// kernel U) are placeholders, as the tuned task measures them.
+/// (conv2d.py, tile size 4) and `depthwise_conv2d_nchw.arm_cpu` (depthwise_conv2d.py); (python/tvm/
+/// topi/mali/, float32, GPU: the State binds loops to blockIdx / threadIdx z, y, x and is lowered by
+/// lower/lower_gpu.h to OpenCL C) `conv2d_nchw_spatial_pack.mali`, `conv2d_nchw_winograd.mali`
+/// (tile size 4 or 2), `dense.mali` and `depthwise_conv2d_nchw.mali`. Compute in TVM's tuning mode
+/// (GLOBAL_SCOPE.in_tuning): packed weights/data (and winograd's transformed kernel U) are
+/// placeholders, as the tuned task measures them.
 ///
 /// Implemented (TVM v0.14, python/tvm/topi/): x86 `conv2d_NCHWc.x86`,
 /// `depthwise_conv2d_NCHWc.x86`, `dense_nopack.x86`, `dense_pack.x86`; ARM

@@ -42,22 +42,14 @@ using te::Var;
 
 Expr ci(std::int64_t v) { return Expr(int(v)); }
 
+}  // namespace
+
 void checkFloat32(const TaskArgs& args, std::size_t outDtypeArg) {
     TB_USER_CHECK(args.tensor(0).dtype == "float32" && args.tensor(1).dtype == "float32")
         << args.taskName() << ": only float32 data and kernel are supported";
     TB_USER_CHECK(args.size() <= outDtypeArg || args.isNull(outDtypeArg) || args.str(outDtypeArg) == "float32")
         << args.taskName() << ": only out_dtype float32 is supported";
 }
-
-// The geometry of conv2d_spatial_pack_nchw (num_tile = 2) for one config: args [data (N, CI, IH,
-// IW), kernel (CO, CI, KH, KW) or pre-packed (CO/VC, CI, KH, KW, VC), strides, padding, dilation,
-// out_dtype].
-struct SpatialPackGeom {
-    std::int64_t n = 0, cin = 0, ih = 0, iw = 0, co = 0, kh = 0, kw = 0, dh = 1, dw = 1, hstr = 1, wstr = 1;
-    std::int64_t oh = 0, ow = 0, vc = 0, vh = 0, vw = 0;
-    topi::nn::PadTuple pad;
-    bool dilated = false;
-};
 
 SpatialPackGeom spatialPackGeom(const TaskArgs& args, const ConfigEntity& cfg) {
     args.requireAtLeast(5);
@@ -154,6 +146,43 @@ Tensor spatialPackCompute(const TaskArgs& args, const ConfigEntity& cfg, const s
     }, "output_unpack", opts);
 }
 
+State scheduleFusedGroup(const std::shared_ptr<const te::ComputeDAG>& dag, const StageRefName& anchor,
+                         const std::function<void(StateBuilder&, const StageRefName& last)>& schedule) {
+    StateBuilder b(dag);
+    b.ignoreConfigErrors();
+    const auto after = b.inlineFusedAfter(anchor);
+    schedule(b, after.empty() ? anchor : after.back());
+    return b.finish().state;
+}
+
+TemplateInstance spatialPackInstance(const TaskArgs& args, const ConfigEntity& cfg, const SpatialPackSchedule& schedule) {
+    const SpatialPackGeom g = spatialPackGeom(args, cfg);
+    Tensor data = te::placeholder({g.n, g.cin, g.ih, g.iw}, "data");
+    Tensor kernelVec = te::placeholder({g.co / g.vc, g.cin, g.kh, g.kw, g.vc}, "kernel_autotvm");
+    Tensor output = spatialPackCompute(args, cfg, {data, kernelVec});
+    StateBuilder b(std::make_shared<const te::ComputeDAG>(std::vector<Tensor>{data, kernelVec, output}));
+    schedule(b, cfg, g, {"output_unpack", 0});
+    return b.finish();
+}
+
+std::shared_ptr<const te::ComputeDAG> depthwiseNchwDag(const TaskArgs& args) {
+    args.requireAtLeast(5);
+    checkFloat32(args, 5);
+    const TensorArg dataArg = args.tensor(0), kernelArg = args.tensor(1);
+    TB_USER_CHECK(dataArg.shape.size() == 4 && kernelArg.shape.size() == 4)
+        << args.taskName() << ": expects NCHW data with a (C, M, KH, KW) kernel";
+    const auto [sh, sw] = args.intPair(2);
+    const auto [dh, dw] = args.intPair(4);
+    const std::int64_t kh = kernelArg.shape[2], kw = kernelArg.shape[3];
+    const auto pad = args.padding(3, (kh - 1) * dh + 1, (kw - 1) * dw + 1);
+    Tensor data = te::placeholder(dataArg.shape, "data"), kernel = te::placeholder(kernelArg.shape, "kernel");
+    Tensor out = topi::nn::depthwiseConv2dNchw(data, kernel, {sh, sw}, {pad.top, pad.left, pad.bottom, pad.right},
+                                               {dh, dw});
+    return std::make_shared<const te::ComputeDAG>(std::vector<Tensor>{data, kernel, out});
+}
+
+namespace {
+
 // arm_cpu/conv2d.py schedule_conv2d_nchw_spatial_pack + schedule_conv2d_spatial_pack_nchw on the
 // group's output `last` (output_unpack itself, or the last op fused after it, the ops between
 // already inlined by traverse_inline).
@@ -179,29 +208,18 @@ void scheduleSpatialPack(StateBuilder& b, const ConfigEntity& cfg, const Spatial
     if (b.hasStage({"kernel_vec", 0})) b.annotate({"kernel_vec", 0}, "co", IteratorAnnotation::Parallel);
 }
 
-// conv2d_nchw_spatial_pack.arm_cpu in tuning mode (GLOBAL_SCOPE.in_tuning): the packed kernel is a
-// placeholder "kernel_autotvm" (CO/VC, CI, KH, KW, VC), as the tuned task measures it.
+// conv2d_nchw_spatial_pack.arm_cpu in tuning mode (spatialPackInstance) and as a network kernel:
+// the group's output `last` scheduled as the template's output (the ops between inlined by
+// traverse_inline).
 TemplateInstance conv2dNchwSpatialPackInstance(const TaskArgs& args, const ConfigEntity& cfg) {
-    const SpatialPackGeom g = spatialPackGeom(args, cfg);
-    Tensor data = te::placeholder({g.n, g.cin, g.ih, g.iw}, "data");
-    Tensor kernelVec = te::placeholder({g.co / g.vc, g.cin, g.kh, g.kw, g.vc}, "kernel_autotvm");
-    Tensor output = spatialPackCompute(args, cfg, {data, kernelVec});
-    StateBuilder b(std::make_shared<const te::ComputeDAG>(std::vector<Tensor>{data, kernelVec, output}));
-    scheduleSpatialPack(b, cfg, g, {"output_unpack", 0});
-    return b.finish();
+    return spatialPackInstance(args, cfg, scheduleSpatialPack);
 }
 
-// The network kernel: the group's output `last` scheduled as the template's output (the ops
-// between inlined by traverse_inline).
 State conv2dNchwSpatialPackFused(const TaskArgs& args, const ConfigEntity& cfg,
                                  const std::shared_ptr<const te::ComputeDAG>& dag) {
     const SpatialPackGeom g = spatialPackGeom(args, cfg);
-    StateBuilder b(dag);
-    b.ignoreConfigErrors();
-    const StageRefName O{"output_unpack", 0};
-    const auto after = b.inlineFusedAfter(O);
-    scheduleSpatialPack(b, cfg, g, after.empty() ? O : after.back());
-    return b.finish().state;
+    return scheduleFusedGroup(dag, {"output_unpack", 0},
+                              [&](StateBuilder& b, const StageRefName& last) { scheduleSpatialPack(b, cfg, g, last); });
 }
 
 // ---- conv2d_nchw_winograd.arm_cpu ----------------------------------------------------------
@@ -342,12 +360,8 @@ TemplateInstance conv2dNchwWinogradInstance(const TaskArgs& args, const ConfigEn
 State conv2dNchwWinogradFused(const TaskArgs& args, const ConfigEntity& cfg,
                               const std::shared_ptr<const te::ComputeDAG>& dag) {
     winogradGeom(args, cfg);
-    StateBuilder b(dag);
-    b.ignoreConfigErrors();
-    const StageRefName O{"output", 0};
-    const auto after = b.inlineFusedAfter(O);
-    scheduleWinograd(b, cfg, after.empty() ? O : after.back());
-    return b.finish().state;
+    return scheduleFusedGroup(dag, {"output", 0},
+                              [&](StateBuilder& b, const StageRefName& last) { scheduleWinograd(b, cfg, last); });
 }
 
 // schedule_depthwise_conv2d_nchw's _schedule (arm_cpu/depthwise_conv2d.py) on C (the
@@ -390,20 +404,10 @@ void scheduleDepthwise(StateBuilder& b, const TaskArgs& args, const ConfigEntity
 // State's cache stages keep the tensor's layout, so the blocks are loops here, not layouts. The
 // values are the same.
 TemplateInstance depthwiseConv2dNchwInstance(const TaskArgs& args, const ConfigEntity& cfg) {
-    args.requireAtLeast(5);
-    checkFloat32(args, 5);
-    const TensorArg dataArg = args.tensor(0), kernelArg = args.tensor(1);
-    TB_USER_CHECK(dataArg.shape.size() == 4 && kernelArg.shape.size() == 4)
-        << args.taskName() << ": expects NCHW data with a (C, M, KH, KW) kernel";
-    const auto [sh, sw] = args.intPair(2);
-    const auto [dh, dw] = args.intPair(4);
-    const std::int64_t kh = kernelArg.shape[2], kw = kernelArg.shape[3];
-    const auto pad = args.padding(3, (kh - 1) * dh + 1, (kw - 1) * dw + 1);
-    Tensor data = te::placeholder(dataArg.shape, "data"), kernel = te::placeholder(kernelArg.shape, "kernel");
-    Tensor out = topi::nn::depthwiseConv2dNchw(data, kernel, {sh, sw}, {pad.top, pad.left, pad.bottom, pad.right},
-                                               {dh, dw});
-    StateBuilder b(std::make_shared<const te::ComputeDAG>(std::vector<Tensor>{data, kernel, out}));
-    scheduleDepthwise(b, args, cfg, {out.name(), 0}, {out.name(), 0});
+    const auto dag = depthwiseNchwDag(args);
+    const std::string out = dag->outputs().at(0).name();
+    StateBuilder b(dag);
+    scheduleDepthwise(b, args, cfg, {out, 0}, {out, 0});
     return b.finish();
 }
 
@@ -412,12 +416,9 @@ TemplateInstance depthwiseConv2dNchwInstance(const TaskArgs& args, const ConfigE
 // to the group's output.
 State depthwiseConv2dNchwFused(const TaskArgs& args, const ConfigEntity& cfg,
                                const std::shared_ptr<const te::ComputeDAG>& dag) {
-    StateBuilder b(dag);
-    b.ignoreConfigErrors();
     const StageRefName C{"DepthwiseConv2d", 0};
-    const auto after = b.inlineFusedAfter(C);
-    scheduleDepthwise(b, args, cfg, C, after.empty() ? C : after.back());
-    return b.finish().state;
+    return scheduleFusedGroup(
+        dag, C, [&](StateBuilder& b, const StageRefName& last) { scheduleDepthwise(b, args, cfg, C, last); });
 }
 
 }  // namespace

@@ -14,7 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "engine/autotvm/state_builder.h"
 #include "engine/autotvm/template.h"
+#include "engine/te/operation.h"
+#include "engine/topi/nn/utils.h"
 
 namespace tb::autotvm::detail {
 
@@ -118,5 +121,56 @@ struct DenseShape {
     std::int64_t m = 0, n = 0, k = 0;
 };
 DenseShape denseShape(const TaskArgs& args, bool allowPackedWeight);
+
+/// Throws tb::UserError unless the task's data and kernel (args 0, 1) are float32 and its
+/// out_dtype (arg `outDtypeArg`, if present and not null) is "float32".
+void checkFloat32(const TaskArgs& args, std::size_t outDtypeArg);
+
+/// The geometry of `conv2d_spatial_pack_nchw` (topi/arm_cpu/conv2d_spatial_pack.py; the Mali
+/// template reuses it with num_tile = 3) for one config: args [data (N, CI, IH, IW), kernel
+/// (CO, CI, KH, KW) or pre-packed (CO/VC, CI, KH, KW, VC), strides, padding, dilation, out_dtype];
+/// VC, VH, VW are the innermost factors of tile_co, tile_oh, tile_ow. Throws tb::UserError for
+/// args the template refuses or tiles that do not divide the output (CO, OH, OW).
+struct SpatialPackGeom {
+    std::int64_t n = 0, cin = 0, ih = 0, iw = 0, co = 0, kh = 0, kw = 0, dh = 1, dw = 1, hstr = 1, wstr = 1;
+    std::int64_t oh = 0, ow = 0, vc = 0, vh = 0, vw = 0;
+    topi::nn::PadTuple pad;
+    bool dilated = false;
+};
+SpatialPackGeom spatialPackGeom(const TaskArgs& args, const ConfigEntity& cfg);
+
+/// nn.pad's PadInput of NCHW `data` read at (b, c, y, x) of the padded tensor, inlined: zero outside
+/// the data (the schedules of both families inline the padding stage).
+te::Expr paddedRead(const te::Tensor& data, const topi::nn::PadTuple& pad, te::Expr b, te::Expr c, te::Expr y,
+                    te::Expr x);
+
+/// The compute of `conv2d_spatial_pack_nchw` on inputs {data (N, CI, IH, IW), kernel 4-D or packed
+/// 5-D}: stages data_vec (or data_vec_undilated), kernel_vec (only for a 4-D kernel), conv (n, co,
+/// h, w, vh, vw, vc; reduce ci, kh, kw) and output_unpack (tag spatial_conv2d_output). Throws
+/// tb::UserError when the inputs do not have the args' shapes.
+te::Tensor spatialPackCompute(const TaskArgs& args, const ConfigEntity& cfg, const std::vector<te::Tensor>& in);
+
+/// The network-kernel side every conv template shares (TVM relay.build's traverse_inline + the
+/// template's schedule): a StateBuilder on `dag` that ignores config errors (ignoreConfigErrors),
+/// the compute stages after `anchor` inlined except the last, then `schedule(b, last)` with `last`
+/// the group's output (`anchor` itself when nothing was fused after it). Returns the bound-inferred
+/// State. Throws what `schedule` throws.
+State scheduleFusedGroup(const std::shared_ptr<const te::ComputeDAG>& dag, const StageRefName& anchor,
+                         const std::function<void(StateBuilder&, const StageRefName& last)>& schedule);
+
+/// A spatial-pack schedule (arm_cpu or mali `_schedule_spatial_pack`) on a DAG of
+/// spatialPackCompute with the group's output `last`.
+using SpatialPackSchedule =
+    std::function<void(StateBuilder&, const ConfigEntity&, const SpatialPackGeom&, const StageRefName& last)>;
+/// conv2d_nchw_spatial_pack.* in tuning mode (GLOBAL_SCOPE.in_tuning): data (N, CI, IH, IW) and the
+/// packed kernel as a placeholder "kernel_autotvm" (CO/VC, CI, KH, KW, VC), as the tuned task
+/// measures it, scheduled by `schedule` on output_unpack.
+TemplateInstance spatialPackInstance(const TaskArgs& args, const ConfigEntity& cfg, const SpatialPackSchedule& schedule);
+
+/// topi.nn.depthwise_conv2d_nchw (PaddedInput, DepthwiseConv2d: b, c, i, j; reduce di, dj) on
+/// placeholders "data" and "kernel" of the args' shapes (args [data NCHW, kernel (C, M, KH, KW),
+/// strides, padding, dilation, out_dtype]), as the DAG {data, kernel, output}. Throws tb::UserError
+/// for args the depthwise templates refuse.
+std::shared_ptr<const te::ComputeDAG> depthwiseNchwDag(const TaskArgs& args);
 
 }  // namespace tb::autotvm::detail

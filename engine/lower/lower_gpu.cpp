@@ -429,6 +429,10 @@ const ForNode* outermostLoop(const Stmt& s) {
     return cur && cur->kind == StmtKind::For ? as<ForNode>(cur) : nullptr;
 }
 
+// The most stores an explicitly unrolled loop may expand to (larger ones stay `#pragma unroll`
+// loops), as the CPU code generator's limit.
+constexpr int64_t kMaxExplicitUnrollStores = 16384;
+
 GpuKernel makeKernel(const Stmt& nest, const std::string& name, const std::unordered_map<const te::OperationNode*, int>& bufIndex) {
     GpuKernel k;
     k.name = name;
@@ -502,7 +506,19 @@ GpuKernel makeKernel(const Stmt& nest, const std::string& name, const std::unord
         }
     });
     k.params.assign(params.begin(), params.end());
-    k.body = insertBarriers(unrollLoops(injectVirtualThreads(nest)));
+    // Loops the schedule itself unrolls (te `unroll`, an Unroll annotation: the AutoTVM GPU
+    // templates' 6x6 winograd transforms) are unrolled explicitly and simplified, as TVM's
+    // UnrollLoop (explicit_unroll) + Simplify do for them; the constant-matrix selects then fold
+    // here instead of in the device compiler (PoCL took over a minute per winograd kernel). Kernels
+    // without such loops are left as they are; the loops `pragma_auto_unroll_max_step` marks stay
+    // `#pragma unroll` loops.
+    Stmt body = injectVirtualThreads(nest);
+    bool scheduleUnrolled = false;
+    preOrderVisit(body, [&](const Stmt& x) {
+        scheduleUnrolled = scheduleUnrolled || (x->kind == StmtKind::For && as<ForNode>(x)->forKind == ForKind::Unrolled);
+    });
+    if (scheduleUnrolled) body = expandUnrolled(body, kMaxExplicitUnrollStores);
+    k.body = insertBarriers(unrollLoops(body));
     return k;
 }
 

@@ -68,7 +68,10 @@
 ///     dimension (otherwise a UserError: guarded threads would skip the barrier). Warp shuffles are
 ///     not used (CUDA could; the shared-memory tree works for OpenCL and CUDA alike).
 ///   - `pragma_auto_unroll_max_step` is applied as on the CPU (unrollLoops in simplify.h marks the
-///     loops Unrolled); the emitters write them as `#pragma unroll` loops.
+///     loops Unrolled); the emitters write them as `#pragma unroll` loops. Loops the schedule
+///     itself unrolls (an Unroll annotation, te `unroll`: the AutoTVM GPU templates) are expanded
+///     and simplified first (expandUnrolled, TVM's UnrollLoop with explicit_unroll + Simplify), so
+///     constant-matrix selects fold before the device compiler sees them.
 
 #include <array>
 #include <cstdint>

@@ -135,10 +135,27 @@ void lowerJob(KernelJob& job, const record::HistoryBest* history, const autotvm:
 /// (default_schedule_gpu.h), lowered and emitted as the job's GpuModule. A GPU has no unscheduled
 /// fallback (every loop must be bound), so a default schedule that does not lower is a UserError
 /// naming the group.
-void lowerGpuJob(KernelJob& job, const record::HistoryBest* history, const codegen::Target& target,
-                 const std::string& targetString) {
+void lowerGpuJob(KernelJob& job, const record::HistoryBest* history, const autotvm::ApplyHistoryBest* autotvm,
+                 const codegen::Target& target, const std::string& targetString) {
     KernelReport& r = job.report;
     const codegen::GpuLanguage lang = target.isCuda() ? codegen::GpuLanguage::CUDA : codegen::GpuLanguage::OpenCL;
+    if (autotvm && job.autotvmWorkload) {
+        // The template's GPU schedule under the dispatched config (a Mali template; TVM relay.build
+        // under apply_history_best).
+        try {
+            const autotvm::DispatchedConfig d = autotvm->query(job.autotvmWorkload->taskName, job.autotvmWorkload->args);
+            auto dag = std::make_shared<const te::ComputeDAG>(job.dag);
+            const State s = d.tmpl->scheduleFused(autotvm::TaskArgs(d.tmpl->name(), d.args), d.config, dag);
+            job.gpu = codegen::buildGpuModule(*dag, s, lang, r.symbol);
+            r.autotvmConfig = d.tmpl->name() + (d.isFallback() ? " fallback" : " #" + std::to_string(d.config.index));
+            r.source = d.isFallback() ? ScheduleSource::Default : ScheduleSource::Tuned;
+            if (!d.isFallback()) r.recordMs = d.record->meanCost() * 1e3;
+            r.steps = int(s.transformSteps().size());
+            return;
+        } catch (const std::exception& e) {
+            r.note = std::string("the AutoTVM config does not apply: ") + e.what();
+        }
+    }
     if (history) {
         if (const record::MeasureRecord* rec = findRecord(job, *history, targetString)) {
             try {
@@ -474,8 +491,9 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
         const std::string text = record::readTextFile(options.logPath);
         rep.logFormat = record::logFormatName(record::detectLogFormat(text));
         if (record::detectLogFormat(text) == record::LogFormat::AutoTvm) {
-            TB_USER_CHECK(!gpu) << "AutoTVM logs are applied to CPU targets only so far; '" << options.logPath
-                                << "' is an AutoTVM log and the target is " << rep.target;
+            TB_USER_CHECK(!gpu || target.isMali())
+                << "AutoTVM logs are applied to CPU and Mali targets only so far; '" << options.logPath
+                << "' is an AutoTVM log and the target is " << rep.target;
             auto log = record::parseAutoTvmRecords(text);
             rep.logRecords = int(log.records.size());
             rep.logBadLines = int(log.badLines.size());
@@ -488,7 +506,7 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
                 return d->nchwcBlocks(conv, data, kernel);
             };
             // arm_cpu: TVM's arm_cpu _alter_conv2d_layout (spatial_pack pre-pack / winograd pre-transform).
-            if (autotvmDispatch->armCpu())
+            if (autotvmDispatch->armCpu() || autotvmDispatch->mali())
                 ao.armCpuConv = [d = autotvmDispatch.get()](const graph::Node& conv, const std::vector<int64_t>& data,
                                                             const std::vector<int64_t>& kernel) {
                     return d->armCpuConv(conv, data, kernel);
@@ -607,7 +625,7 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
         std::vector<std::string> errors(jobs.size());
         ThreadPool::global().parallelFor(int64_t(jobs.size()), [&](int64_t i) {
             try {
-                lowerGpuJob(jobs[size_t(i)], history.get(), target, rep.target);
+                lowerGpuJob(jobs[size_t(i)], history.get(), autotvmDispatch.get(), target, rep.target);
             } catch (const std::exception& e) {
                 errors[size_t(i)] = e.what();
             }

@@ -59,7 +59,9 @@ struct BuildOptions {
     /// (autotvm/apply_history_best.h): NCHW convs become conv2d_NCHWc blocked by their configs and
     /// are scheduled by the conv2d_NCHWc.x86 template, dense ops computed and scheduled by
     /// dense_pack.x86 or dense_nopack.x86, each with the best record's config or, without one,
-    /// the template's fallback config (reported as default).
+    /// the template's fallback config (reported as default). On an arm_cpu target the arm_cpu
+    /// templates, on a Mali target (`opencl -device=mali`) the Mali templates schedule the convs
+    /// and dense ops, each group lowered for the GPU by its template (apply_history_best.h).
     std::string logPath;
     /// ApplyHistoryBest include_compatible: use a record of the same DAG hash whose shapes divide
     /// ours when no exact record exists.

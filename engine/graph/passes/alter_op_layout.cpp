@@ -280,7 +280,7 @@ private:
                 return;
             }
             if (choice) {
-                const int64_t tile = 4, vc = choice->block, CI = ws[1];
+                const int64_t tile = choice->tileSize, vc = choice->block, CI = ws[1];
                 Attrs wa;
                 wa.set("tile_size", tile);
                 NodeId u = g().addOp("nn.contrib_conv2d_winograd_weight_transform", {w}, wa);

@@ -88,15 +88,19 @@ struct AlterLayoutOptions {
     struct ArmCpuConv {
         bool winograd = false;
         int64_t block = 1;
+        /// Winograd's output tile size m (arm_cpu: 4; mali: _pick_tile_size, 4 if H % 4 == 0 else 2).
+        int64_t tileSize = 4;
     };
     /// AutoTVM dispatch on an arm_cpu target (TVM python/tvm/topi/arm_cpu/conv2d_alter_op.py
-    /// `_alter_conv2d_layout`). When set, NCHW convs are never NCHWc-blocked; an NCHW, OIHW,
+    /// `_alter_conv2d_layout`) or a mali one (python/tvm/topi/mali/conv2d.py `_alter_conv2d_layout`,
+    /// the same rewrites with the Mali templates' factors and tile size). When set, NCHW convs are never NCHWc-blocked; an NCHW, OIHW,
     /// groups-1, float32 conv2d for which this returns a choice becomes
     ///   - conv2d_nchw_spatial_pack: `nn.conv2d(x, layout_transform(w, OIHW, OIHW{VC}o),
     ///     kernel_layout=OIHW{VC}o)`;
     ///   - conv2d_nchw_winograd: `nn.contrib_conv2d_winograd_without_weight_transform(x,
-    ///     transpose(reshape(nn.contrib_conv2d_winograd_weight_transform(w, tile_size=4),
-    ///     (6, 6, CO/VC, VC, CI)), [0, 1, 2, 4, 3]), tile_size=4, channels=CO)` (NCHW);
+    ///     transpose(reshape(nn.contrib_conv2d_winograd_weight_transform(w, tile_size=m),
+    ///     (m+2, m+2, CO/VC, VC, CI)), [0, 1, 2, 4, 3]), tile_size=m, channels=CO)` (NCHW; m =
+    ///     ArmCpuConv::tileSize);
     /// and stays as it is for nullopt (depthwise convs always do).
     std::function<std::optional<ArmCpuConv>(const Node& conv, const std::vector<int64_t>& data,
                                             const std::vector<int64_t>& kernel)>
