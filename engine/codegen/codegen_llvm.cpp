@@ -796,7 +796,9 @@ CompiledKernel compile(const lower::LoweredFunc& f, const Target& target, const 
         llvm::raw_string_ostream os(msg);
         TB_CHECK(!llvm::verifyModule(*mod, &os)) << "invalid LLVM module for " << f.name << ": " << os.str();
     }
+    const auto tOpt = std::chrono::steady_clock::now();
     optimize(*mod, tm.get(), target.optLevel);
+    out.optimizeSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - tOpt).count();
     if (options.emitLlvmIr) {
         llvm::raw_string_ostream os(out.llvmIr);
         mod->print(os, nullptr);
@@ -806,7 +808,9 @@ CompiledKernel compile(const lower::LoweredFunc& f, const Target& target, const 
         auto copy = llvm::CloneModule(*mod);
         out.assembly = emitToString(*copy, tm.get(), llvm::CGFT_AssemblyFile);
     }
+    const auto tEmit = std::chrono::steady_clock::now();
     const std::string obj = emitToString(*mod, tm.get(), llvm::CGFT_ObjectFile);
+    out.emitSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - tEmit).count();
     out.object.assign(obj.begin(), obj.end());
     out.compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return out;

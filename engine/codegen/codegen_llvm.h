@@ -61,6 +61,8 @@ struct CompiledKernel {
     std::vector<int64_t> argElements;  ///< elements spanned by each argument (buffer sizes)
     std::string key;                   ///< cache key: md5 of loweredIr + target + options
     double compileSeconds = 0;         ///< wall time of LLVM IR emission + optimisation + codegen (s)
+    double optimizeSeconds = 0;        ///< of which LLVM's optimisation pipeline (Target::optLevel)
+    double emitSeconds = 0;            ///< of which machine code emission (the object; assembly text excluded)
 };
 
 /// Compile f for target (see the file comment). The body is run through lower::unrollLoops and

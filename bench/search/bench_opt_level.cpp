@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+// Benchmark (not a test): does a cheaper LLVM pipeline build candidates as fast as -O3 does?
+//
+// For the measured states of a tuning log (`tunebench-cli tune --log`), it takes the `--top` fastest
+// and `--spread` more spread evenly over the rest (slow candidates matter to the search as well),
+// lowers each one, compiles it at -opt-level 3 and at `--level` (LLVM's pipeline and codegen level
+// both follow Target::optLevel), and prints per level the compile time split into LLVM's
+// optimisation pipeline and machine code emission. Then it times both kernels of every state in the
+// sandbox worker (TVM's timer: number 3, min_repeat_ms 100), alternating A B A B for `--rounds`, and
+// prints each state's median latencies and their ratio, beside the ratio of two O3 runs (the noise).
+//
+// Usage: bench_opt_level LOG [--network=resnet-18] [--level=1] [--top=8] [--spread=8] [--rounds=3]
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/codegen/codegen_llvm.h"
+#include "engine/codegen/target.h"
+#include "engine/graph/task_extraction.h"
+#include "engine/lower/lower_state.h"
+#include "engine/measure/local_runner.h"
+#include "engine/record/record_io.h"
+#include "engine/schedule/infer_bound.h"
+#include "engine/schedule/transform_step.h"
+#include "engine/support/error.h"
+#include "engine/tuning/tuning_job.h"
+
+using namespace tb;
+
+namespace {
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+struct Built {
+    std::shared_ptr<const codegen::CompiledKernel> o3, o3b, low;
+    std::vector<double> tO3, tO3b, tLow;  // per-round mean latencies (s)
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        std::string log, network = "resnet-18";
+        int level = 1, top = 8, spread = 8, rounds = 3;
+        for (int i = 1; i < argc; ++i) {
+            const std::string a = argv[i];
+            auto val = [&](const char* p) { return a.substr(std::string(p).size()); };
+            if (a.rfind("--network=", 0) == 0) network = val("--network=");
+            else if (a.rfind("--level=", 0) == 0) level = std::stoi(val("--level="));
+            else if (a.rfind("--top=", 0) == 0) top = std::stoi(val("--top="));
+            else if (a.rfind("--spread=", 0) == 0) spread = std::stoi(val("--spread="));
+            else if (a.rfind("--rounds=", 0) == 0) rounds = std::max(1, std::stoi(val("--rounds=")));
+            else if (a.rfind("--", 0) != 0) log = a;
+            else TB_USER_ERROR() << "unknown option '" << a << "'";
+        }
+        TB_USER_CHECK(!log.empty()) << "usage: bench_opt_level LOG [--network=resnet-18] [--level=1] [--top=8] [--spread=8] [--rounds=3]";
+        TB_USER_CHECK(level >= 0 && level <= 3) << "--level must be 0..3";
+        auto contents = record::readMeasureRecords(log);
+        std::vector<record::MeasureRecord> ok;
+        for (auto& r : contents.records)
+            if (r.errorNo == 0) ok.push_back(r);
+        TB_USER_CHECK(!ok.empty()) << "no successful record in " << log;
+        std::sort(ok.begin(), ok.end(), [](const auto& a, const auto& b) { return a.meanCost() < b.meanCost(); });
+        std::vector<record::MeasureRecord> pick(ok.begin(), ok.begin() + std::min<ptrdiff_t>(top, ptrdiff_t(ok.size())));
+        const size_t first = pick.size(), rest = ok.size() - first;
+        for (int k = 0; k < spread && size_t(k) < rest; ++k)
+            pick.push_back(ok[first + size_t((double(k) + 0.5) / double(spread) * double(rest))]);
+
+        tuning::NetworkSource src;
+        src.zooName = network;
+        graph::TaskExtractionOptions eo;
+        eo.target = ok.front().task.target;
+        std::map<std::string, te::ComputeDAG> dagOf;
+        for (auto& e : graph::extractTasks(tuning::loadNetwork(src), eo)) dagOf.emplace(e.workloadKey, e.dag);
+
+        codegen::Target t3 = codegen::Target::host(), tl = codegen::Target::host();
+        t3.optLevel = 3;
+        tl.optLevel = level;
+        const codegen::CompileOptions co{false, false};
+        std::vector<Built> built;
+        std::vector<double> opt3, emit3, tot3, optL, emitL, totL;
+        for (const auto& r : pick) {
+            auto it = dagOf.find(r.task.workloadKey);
+            TB_USER_CHECK(it != dagOf.end()) << "a record's workload is not a task of " << network;
+            const auto f = lower::lowerState(it->second, inferBound(replaySteps(it->second, stepsFromJson(r.steps))));
+            Built b;
+            b.o3 = std::make_shared<codegen::CompiledKernel>(codegen::compile(f, t3, co));
+            b.o3b = b.o3;
+            b.low = std::make_shared<codegen::CompiledKernel>(codegen::compile(f, tl, co));
+            opt3.push_back(b.o3->optimizeSeconds), emit3.push_back(b.o3->emitSeconds), tot3.push_back(b.o3->compileSeconds);
+            optL.push_back(b.low->optimizeSeconds), emitL.push_back(b.low->emitSeconds), totL.push_back(b.low->compileSeconds);
+            built.push_back(std::move(b));
+        }
+        std::printf("%zu states of %zu successful records; compile (median s): total / LLVM pipeline / emission\n",
+                    built.size(), ok.size());
+        std::printf("  O3: %.3f / %.3f / %.3f\n  O%d: %.3f / %.3f / %.3f\n", median(tot3), median(opt3), median(emit3),
+                    level, median(totL), median(optL), median(emitL));
+        measure::RunnerOptions ro;  // tunebench-cli tune's defaults
+        measure::LocalRunner runner(ro);
+        for (int round = 0; round < rounds; ++round)
+            for (auto& b : built) {
+                auto a = runner.runOne(*b.o3);
+                auto l = runner.runOne(*b.low);
+                auto a2 = runner.runOne(*b.o3b);
+                b.tO3.push_back(a.ok() ? a.meanCost() : NAN);
+                b.tLow.push_back(l.ok() ? l.meanCost() : NAN);
+                b.tO3b.push_back(a2.ok() ? a2.meanCost() : NAN);
+            }
+        std::printf("%-4s %12s %12s %9s %9s\n", "#", "O3 (ms)", "low (ms)", "low/O3", "O3/O3");
+        double logRatio = 0, logNoise = 0, worst = 0;
+        for (size_t i = 0; i < built.size(); ++i) {
+            const double a = median(built[i].tO3), l = median(built[i].tLow), a2 = median(built[i].tO3b);
+            std::printf("%-4zu %12.4f %12.4f %9.3f %9.3f\n", i, a * 1e3, l * 1e3, l / a, a2 / a);
+            logRatio += std::log(l / a);
+            logNoise += std::abs(std::log(a2 / a));
+            worst = std::max(worst, l / a);
+        }
+        std::printf("geomean low/O3 %.3f, worst %.3f; mean |log O3/O3| noise %.3f\n", std::exp(logRatio / double(built.size())),
+                    worst, logNoise / double(built.size()));
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench_opt_level: %s\n", e.what());
+        return 1;
+    }
+}
