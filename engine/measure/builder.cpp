@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engine/measure/builder.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -25,98 +29,128 @@ LocalBuilder::~LocalBuilder() {
 }
 
 namespace {
-// Shared between the waiting caller and a (possibly abandoned) compile thread.
-struct Job {
+// One batch's compiles, shared between the calling thread and the compile threads (which may be
+// abandoned after a timeout and outlive the call).
+struct Batch {
+    struct Job {
+        bool done = false;
+        bool abandoned = false;  // past its deadline: its slot was given to the next candidate
+        BuildResult result;
+        double startTime = 0;  // nowTimestamp() when the compile began
+    };
     std::mutex mutex;
     std::condition_variable cv;
-    bool done = false;
-    BuildResult result;
-    double startTime = 0;  // nowTimestamp() when the compile began
+    std::vector<Job> jobs;
+    int freeSlots = 0;
 };
 }  // namespace
 
 std::vector<BuildResult> LocalBuilder::build(const std::vector<MeasureInput>& inputs) {
     using clock = std::chrono::steady_clock;
-    std::vector<BuildResult> out(inputs.size());
-    const size_t wave = size_t(m_options.nParallel);
-    for (size_t start = 0; start < inputs.size(); start += wave) {
-        const size_t end = std::min(inputs.size(), start + wave);
-        std::vector<std::shared_ptr<Job>> jobs;
-        const auto t0 = clock::now();
-        for (size_t i = start; i < end; ++i) {
-            auto job = std::make_shared<Job>();
-            jobs.push_back(job);
-            MeasureInput in = inputs[i];
-            {
-                std::lock_guard lock(m_pending->mutex);
-                ++m_pending->running;
+    const size_t n = inputs.size();
+    std::vector<BuildResult> out(n);
+    auto batch = std::make_shared<Batch>();
+    batch->jobs.resize(n);
+    batch->freeSlots = m_options.nParallel;
+    std::vector<clock::time_point> deadline(n);
+    const auto limit = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(m_options.timeoutS));
+    // A queue, not waves: a thread that finishes takes the next candidate at once, so one slow
+    // compile (a heavily unrolled candidate: seconds, where the median is ~0.1 s) does not leave
+    // the other cores idle until it ends.
+    for (size_t i = 0; i < n; ++i) {
+        {
+            std::unique_lock lock(batch->mutex);
+            while (batch->freeSlots == 0) {
+                // Wait for a slot, or for the earliest running compile to pass its deadline; that
+                // one is abandoned (reported as BUILD_TIMEOUT below) and its slot reused.
+                size_t oldest = n;
+                for (size_t k = 0; k < i; ++k)
+                    if (!batch->jobs[k].done && !batch->jobs[k].abandoned && (oldest == n || deadline[k] < deadline[oldest]))
+                        oldest = k;
+                if (oldest == n) break;  // cannot happen: a slot is taken only by a running compile
+                if (!batch->cv.wait_until(lock, deadline[oldest], [&] { return batch->freeSlots > 0; })) {
+                    batch->jobs[oldest].abandoned = true;
+                    ++batch->freeSlots;
+                }
             }
-            // Detached on purpose: a compile past the timeout is abandoned, not joined.
-            std::thread([job, in, target = m_target, opts = m_options.compile, pending = m_pending] {
-                BuildResult r;
-                const auto s = clock::now();
-                const double startTime = nowTimestamp();
-                try {
-                    if (in.gpuModule) {
-                        r.gpuModule = in.gpuModule;  // GPU source is compiled on the device
-                    } else if (in.prebuilt) {
-                        r.kernel = in.prebuilt;
-                    } else if (in.func) {
-                        r.kernel = codegen::compileCached(*in.func, target, opts);
-                    } else {
-                        r.errorNo = MeasureErrorNo::InstantiationError;
-                        r.errorMsg = "candidate has neither a lowered function nor a compiled kernel";
-                    }
-                } catch (const std::exception& e) {
-                    r.kernel.reset();
-                    r.gpuModule.reset();
-                    r.errorNo = MeasureErrorNo::CompileHost;
-                    r.errorMsg = e.what();
-                }
-                r.timeCost = std::chrono::duration<double>(clock::now() - s).count();
-                {
-                    std::lock_guard lock(job->mutex);
-                    job->result = std::move(r);
-                    job->startTime = startTime;
-                    job->done = true;
-                    job->cv.notify_all();
-                }
-                std::lock_guard lock(pending->mutex);
-                if (--pending->running == 0) pending->cv.notify_all();
-            }).detach();
+            --batch->freeSlots;
         }
-        const auto deadline = t0 + std::chrono::duration<double>(m_options.timeoutS);
-        for (size_t k = 0; k < jobs.size(); ++k) {
-            std::unique_lock lock(jobs[k]->mutex);
-            // A compile that finished but took longer than the limit is a timeout too: on a loaded
-            // machine this thread may wake only after a slow compile is done, and the verdict must
-            // not depend on when the waiter was scheduled.
-            if (jobs[k]->cv.wait_until(lock, deadline, [&] { return jobs[k]->done; }) &&
-                jobs[k]->result.timeCost <= m_options.timeoutS) {
-                out[start + k] = std::move(jobs[k]->result);
-                if (hasEventSink()) {
-                    // After the wave: the compile threads may outlive the builder, the sink may not.
-                    MeasureEvent e;
-                    e.kind = MeasureEvent::Kind::Finished;
-                    e.phase = MeasureEvent::Phase::Build;
-                    e.batch = m_batches + 1;
-                    e.candidate = int(start + k);
-                    e.workloadKey = inputs[start + k].workloadKey;
-                    e.device = "host";
-                    e.deviceKey = "builder";
-                    e.startTime = jobs[k]->startTime;
-                    e.endTime = e.startTime + out[start + k].timeCost;
-                    e.errorNo = out[start + k].errorNo;
-                    e.message = out[start + k].errorMsg;
-                    emitEvent(e);
+        {
+            std::lock_guard lock(m_pending->mutex);
+            ++m_pending->running;
+        }
+        deadline[i] = clock::now() + limit;
+        // Detached on purpose: a compile past the timeout is abandoned, not joined.
+        std::thread([batch, i, in = inputs[i], target = m_target, opts = m_options.compile, nice = m_options.niceness,
+                     pending = m_pending] {
+            if (nice != 0) setpriority(PRIO_PROCESS, pid_t(syscall(SYS_gettid)), nice);  // this thread only
+            BuildResult r;
+            const auto s = clock::now();
+            const double startTime = nowTimestamp();
+            try {
+                if (in.gpuModule) {
+                    r.gpuModule = in.gpuModule;  // GPU source is compiled on the device
+                } else if (in.prebuilt) {
+                    r.kernel = in.prebuilt;
+                } else if (in.func) {
+                    r.kernel = codegen::compileCached(*in.func, target, opts);
+                } else {
+                    r.errorNo = MeasureErrorNo::InstantiationError;
+                    r.errorMsg = "candidate has neither a lowered function nor a compiled kernel";
                 }
-            } else {
-                BuildResult r;
-                r.errorNo = MeasureErrorNo::BuildTimeout;
-                r.errorMsg = "build exceeded " + std::to_string(m_options.timeoutS) + " s";
-                r.timeCost = m_options.timeoutS;
-                out[start + k] = std::move(r);
+            } catch (const std::exception& e) {
+                r.kernel.reset();
+                r.gpuModule.reset();
+                r.errorNo = MeasureErrorNo::CompileHost;
+                r.errorMsg = e.what();
             }
+            r.timeCost = std::chrono::duration<double>(clock::now() - s).count();
+            {
+                std::lock_guard lock(batch->mutex);
+                Batch::Job& job = batch->jobs[i];
+                job.result = std::move(r);
+                job.startTime = startTime;
+                job.done = true;
+                if (!job.abandoned) ++batch->freeSlots;
+                batch->cv.notify_all();
+            }
+            std::lock_guard lock(pending->mutex);
+            if (--pending->running == 0) pending->cv.notify_all();
+        }).detach();
+    }
+    for (size_t k = 0; k < n; ++k) {
+        std::unique_lock lock(batch->mutex);
+        Batch::Job& job = batch->jobs[k];
+        // A compile that finished but took longer than the limit is a timeout too: on a loaded
+        // machine this thread may wake only after a slow compile is done, and the verdict must
+        // not depend on when the waiter was scheduled.
+        if (!job.abandoned && batch->cv.wait_until(lock, deadline[k], [&] { return job.done; }) &&
+            job.result.timeCost <= m_options.timeoutS) {
+            out[k] = std::move(job.result);
+            lock.unlock();
+            if (hasEventSink()) {
+                // From the calling thread: the compile threads may outlive the builder, the sink may not.
+                MeasureEvent e;
+                e.kind = MeasureEvent::Kind::Finished;
+                e.phase = MeasureEvent::Phase::Build;
+                e.batch = m_batches + 1;
+                e.candidate = int(k);
+                e.workloadKey = inputs[k].workloadKey;
+                e.device = "host";
+                e.deviceKey = "builder";
+                e.startTime = job.startTime;
+                e.endTime = e.startTime + out[k].timeCost;
+                e.errorNo = out[k].errorNo;
+                e.message = out[k].errorMsg;
+                emitEvent(e);
+            }
+        } else {
+            job.abandoned = true;  // a late finish must not free a slot of this (ended) batch
+            BuildResult r;
+            r.errorNo = MeasureErrorNo::BuildTimeout;
+            r.errorMsg = "build exceeded " + std::to_string(m_options.timeoutS) + " s";
+            r.timeCost = m_options.timeoutS;
+            out[k] = std::move(r);
         }
     }
     ++m_batches;

@@ -94,6 +94,27 @@ private Q_SLOTS:
         QCOMPARE(slow[0].errorNo, MeasureErrorNo::BuildTimeout);
     }
 
+    void testBuilderQueueKeepsOrder() {
+        // More candidates than compile threads: results and Build events stay per candidate, in
+        // batch order, whatever order the compiles end in.
+        codegen::clearKernelCache();
+        measure::LocalBuilder builder(codegen::Target::host(), {15, 2, {false, false}});
+        std::vector<measure::MeasureEvent> events;
+        builder.setEventSink([&](const measure::MeasureEvent& e) { events.push_back(e); });
+        std::vector<measure::MeasureInput> batch;
+        for (int i = 0; i < 7; ++i) batch.push_back(i % 3 == 1 ? measure::MeasureInput{} : input(vectorAdd(kN - i)));
+        const auto res = builder.build(batch);
+        QCOMPARE(res.size(), batch.size());
+        QCOMPARE(events.size(), batch.size());
+        for (size_t i = 0; i < res.size(); ++i) {
+            QCOMPARE(res[i].errorNo, i % 3 == 1 ? MeasureErrorNo::InstantiationError : MeasureErrorNo::NoError);
+            if (res[i].kernel) QVERIFY(QString::fromStdString(res[i].kernel->loweredIr).contains(QString::number(kN - int(i))));
+            QCOMPARE(events[i].candidate, int(i));
+            QCOMPARE(events[i].batch, 1LL);
+            QCOMPARE(events[i].errorNo, res[i].errorNo);
+        }
+    }
+
     void testSandboxFailuresAreData() {
         measure::LocalBuilder builder(codegen::Target::host());
         measure::LocalRunner runner(fastOptions());
