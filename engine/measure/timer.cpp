@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <thread>
 #include <utility>
@@ -37,6 +38,23 @@ std::vector<double> timeEvaluateRounds(const std::function<double(int number)>& 
         if (preprocess) preprocess();
         double durationMs = 0;
         bool timed = false;
+        if (o.extendShortRound) {
+            durationMs = timedRound(number);
+            int calls = number;
+            while (durationMs < o.minRepeatMs) {
+                // Per call so far; a clock that read 0 (a coarse device timer) doubles the calls.
+                const double perCall = durationMs / calls;
+                const double need = perCall > 0 ? std::ceil((o.minRepeatMs - durationMs) / perCall) : double(calls);
+                const int more = int(std::clamp(need, 1.0, double(1 << 30)));
+                durationMs += timedRound(more);
+                calls += more;
+            }
+            number = calls;  // the next rounds start where this one ended, as TVM's grown number does
+            out.push_back(durationMs / 1e3 / calls);
+            if (o.cooldownIntervalMs > 0 && o.repeatsToCooldown > 0 && i % o.repeatsToCooldown == 0)
+                std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(o.cooldownIntervalMs));
+            continue;
+        }
         do {
             const double goldenRatio = 1.618;
             if (durationMs > 0.0)

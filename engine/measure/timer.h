@@ -7,7 +7,17 @@
 /// Semantics: one untimed warm-up call; then for each of `repeat` rounds: the optional preprocess
 /// (the cache flush), `number` timed calls; if they took less than `minRepeatMs`, `number` grows to
 /// max(minRepeatMs / (elapsed / number) + 1, number * 1.618) and the round is re-timed; the round's
-/// result is elapsed / number seconds. After round i, when cooldownIntervalMs > 0 and
+/// result is elapsed / number seconds.
+///
+/// extendShortRound (the default) keeps that contract (a round lasts at least minRepeatMs, its
+/// result is its time per call, later rounds start from the grown number) without TVM's waste: a
+/// round that was too short is not thrown away and re-timed, it goes on with just enough further
+/// calls (ceil((minRepeatMs - elapsed) / (elapsed / calls)), at least one) until it has lasted
+/// minRepeatMs, and its result is the total time over all its calls. TVM re-times the whole round,
+/// so every candidate slower than minRepeatMs / number paid `number` extra calls (a 20 ms kernel:
+/// 60 ms of a 200 ms measurement). With a cache flush (preprocess), the calls right after the flush
+/// count in the result in both modes when `number` calls last minRepeatMs; here they also count
+/// when the round is extended. extendShortRound = false is TVM's exact behaviour. After round i, when cooldownIntervalMs > 0 and
 /// i % repeatsToCooldown == 0, the thread sleeps cooldownIntervalMs. Shared by the worker process
 /// and by in-process benchmarks so both time exactly the same way.
 
@@ -25,6 +35,7 @@ struct TimerOptions {
     double cooldownIntervalMs = 0;  ///< sleep between rounds (ms)
     int repeatsToCooldown = 1;      ///< sleep after every this many rounds
     bool skipWarmup = false;        ///< the caller already made the warm-up call
+    bool extendShortRound = true;   ///< extend a round shorter than minRepeatMs (see the file comment)
 };
 
 /// Time f as described in the file comment; returns `repeat` per-call times in seconds.

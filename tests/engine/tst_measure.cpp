@@ -53,6 +53,49 @@ private Q_SLOTS:
         for (double c : costs) QVERIFY(c >= 0);
     }
 
+    void testTimerExtendsShortRound() {
+        // A kernel of exactly 10 ms per call, number 3, min_repeat_ms 100, two rounds. TVM re-times
+        // the 30 ms probe round with number = max(100 / 10 + 1, 3 * 1.618) = 11 (3 + 11 + 11 calls);
+        // extendShortRound goes on with ceil(70 / 10) = 7 more calls instead (3 + 7, then 10). Every
+        // round lasts >= min_repeat_ms and yields the time per call in both modes.
+        QFETCH(bool, extend);
+        QFETCH(int, wantCalls);
+        measure::TimerOptions o;
+        o.number = 3;
+        o.repeat = 2;
+        o.minRepeatMs = 100;
+        o.extendShortRound = extend;
+        int calls = 0;
+        std::vector<double> roundMs;  // per timed stretch
+        auto costs = measure::timeEvaluateRounds(
+            [&](int n) {
+                calls += n;
+                roundMs.push_back(10.0 * n);
+                return 10.0 * n;
+            },
+            o);
+        QCOMPARE(costs.size(), size_t(2));
+        for (double c : costs) QVERIFY(std::abs(c - 0.010) < 1e-12);
+        QCOMPARE(calls, wantCalls);
+        QVERIFY(roundMs.back() >= 100);  // the last round alone lasted min_repeat_ms
+        // A clock that reads 0 (a coarse device timer) still ends: the calls grow until it ticks.
+        int zeroCalls = 0;
+        auto coarse = measure::timeEvaluateRounds(
+            [&](int n) {
+                zeroCalls += n;
+                return zeroCalls >= 64 ? 200.0 : 0.0;
+            },
+            o);
+        QCOMPARE(coarse.size(), size_t(2));
+        QVERIFY(zeroCalls >= 64);
+    }
+    void testTimerExtendsShortRound_data() {
+        QTest::addColumn<bool>("extend");
+        QTest::addColumn<int>("wantCalls");
+        QTest::addRow("extend") << true << 3 + 7 + 10;
+        QTest::addRow("tvm") << false << 3 + 11 + 11;
+    }
+
     void testGuardedBufferCanary() {
         measure::GuardedBuffer b(10);
         QVERIFY(b.intact());
