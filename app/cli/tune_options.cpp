@@ -24,7 +24,7 @@ QString str(const std::string& s) { return QString::fromStdString(s); }
 QList<QCommandLineOption> TuneCommandLine::options() const {
     return net.options() + QList<QCommandLineOption>{target, targetHost, trials, log, resume, strategy, perRound, seed, costModel,
                                                      early, runner, tracker, key, tsv, number, repeat, minRepeat,
-                                                     timeout, flush, only, noSeed};
+                                                     timeout, flush, only, noSeed, pipeline};
 }
 
 tuning::TuningJob TuneCommandLine::job(const QCommandLineParser& p) const {
@@ -80,6 +80,7 @@ tuning::TuningJob TuneCommandLine::job(const QCommandLineParser& p) const {
     TB_USER_CHECK(ok && r.timeoutS > 0) << "--timeout must be a positive number of seconds, got '"
                                         << p.value(timeout).toStdString() << "'";
     r.enableCpuCacheFlush = p.isSet(flush);
+    r.pipelineSlice = intValue(p, pipeline, 0);
     return j;
 }
 
@@ -114,6 +115,7 @@ QStringList TuneCommandLine::arguments(const tuning::TuningJob& j) {
     if (r.minRepeatMs != d.runner.minRepeatMs) a << QStringLiteral("--min-repeat-ms") << QString::number(r.minRepeatMs);
     if (r.timeoutS != d.runner.timeoutS) a << QStringLiteral("--timeout") << QString::number(r.timeoutS, 'g', 17);
     if (r.enableCpuCacheFlush) a << QStringLiteral("--cache-flush");
+    if (r.pipelineSlice != d.runner.pipelineSlice) a << QStringLiteral("--pipeline") << QString::number(r.pipelineSlice);
 
     a << QStringLiteral("--log") << str(j.logPath);
     if (j.resume) a << QStringLiteral("--resume");

@@ -60,6 +60,10 @@ struct TuneCommandLine {
     QCommandLineOption only{QStringLiteral("tasks"),
                             QStringLiteral("Tune only these task IDs of the extraction order (comma list, e.g. 2,5)."),
                             QStringLiteral("IDS")};
+    QCommandLineOption pipeline{QStringLiteral("pipeline"),
+                                QStringLiteral("Local CPU runner: build and run rounds N candidates at a time, compiling the "
+                                               "next N while the runner times these (default 0: build all, then run all)."),
+                                QStringLiteral("N"), QStringLiteral("0")};
     QCommandLineOption noSeed{QStringLiteral("no-default-seed"),
                               QStringLiteral("Do not measure each task's default schedule in its first round (pure Ansor).")};
 

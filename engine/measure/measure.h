@@ -141,6 +141,19 @@ public:
     /// Sets (an empty function: clears) the observer. Call it between batches, not during one.
     void setEventSink(MeasureEventSink sink) { m_eventSink = std::move(sink); }
 
+    /// Slices of one batch. A pipelined measurer (tuning::ProgramMeasurer with a pipeline slice)
+    /// hands a batch to the builder and the runner in consecutive pieces, so that one piece is timed
+    /// while the next is compiled. Observers must still see one batch: before each piece the measurer
+    /// calls beginSlice(index of the piece's first candidate in the batch), and endSlices() after the
+    /// last one. Events then carry the candidate's index in the whole batch and the batch number of
+    /// the first piece, although each piece is a build()/run() call of its own (which advances the
+    /// implementation's batch counter). Call them between calls, as setEventSink.
+    void beginSlice(int firstCandidate) {
+        if (firstCandidate > 0) ++m_batchShift;  // this call continues the batch the previous one began
+        m_candidateOffset = firstCandidate;
+    }
+    void endSlices() { m_candidateOffset = 0; }
+
 protected:
     ~MeasureEventSource() = default;
     bool hasEventSink() const { return bool(m_eventSink); }
@@ -152,13 +165,22 @@ protected:
     void emitEvent(const MeasureEvent& e) const noexcept {
         if (!m_eventSink) return;
         try {
-            m_eventSink(e);
+            if (m_batchShift == 0 && m_candidateOffset == 0) {
+                m_eventSink(e);
+            } else {
+                MeasureEvent sliced = e;  // see beginSlice
+                sliced.batch -= m_batchShift;
+                if (sliced.candidate >= 0) sliced.candidate += m_candidateOffset;
+                m_eventSink(sliced);
+            }
         } catch (...) {
         }
     }
 
 private:
     MeasureEventSink m_eventSink;
+    long long m_batchShift = 0;  // calls that continued a batch so far (beginSlice)
+    int m_candidateOffset = 0;   // index of the current call's first candidate in its batch
 };
 
 /// Compiles batches of candidates (TVM ProgramBuilder).

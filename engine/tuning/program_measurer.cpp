@@ -2,6 +2,7 @@
 #include "engine/tuning/program_measurer.h"
 
 #include <chrono>
+#include <future>
 
 #include "engine/schedule/transform_step.h"
 #include "engine/support/error.h"
@@ -33,6 +34,58 @@ record::MeasureRecord makeRecord(const search::SearchTask& task, const std::stri
     return r;
 }
 
+void ProgramMeasurer::setPipelineSlice(int candidates) {
+    TB_USER_CHECK(candidates >= 0) << "the pipeline slice must be >= 0 candidates (0 = no pipeline), got " << candidates;
+    m_pipelineSlice = candidates;
+}
+
+std::vector<measure::MeasureResult> ProgramMeasurer::measurePipelined(const std::vector<measure::MeasureInput>& inputs) {
+    using clock = std::chrono::steady_clock;
+    const size_t n = inputs.size(), slice = size_t(m_pipelineSlice);
+    std::vector<measure::MeasureResult> results;
+    results.reserve(n);
+    double buildSeconds = 0, runSeconds = 0;
+    // Builds [begin, min(begin + slice, n)); returns its results and adds its wall time.
+    auto buildSlice = [&](size_t begin) {
+        const auto t = clock::now();
+        const size_t end = std::min(n, begin + slice);
+        std::vector<measure::MeasureInput> part(inputs.begin() + ptrdiff_t(begin), inputs.begin() + ptrdiff_t(end));
+        m_builder.beginSlice(int(begin));
+        std::vector<measure::BuildResult> built = m_builder.build(part);
+        TB_CHECK(built.size() == part.size()) << "builder returned " << built.size() << " results for " << part.size();
+        buildSeconds += std::chrono::duration<double>(clock::now() - t).count();
+        return built;
+    };
+    struct EndSlices {  // observers see unsliced batches again, whatever happens
+        ProgramMeasurer& m;
+        ~EndSlices() {
+            m.m_builder.endSlices();
+            m.m_runner.endSlices();
+        }
+    } endSlices{*this};
+    std::vector<measure::BuildResult> current = buildSlice(0);
+    for (size_t begin = 0; begin < n; begin += slice) {
+        const size_t next = begin + slice;
+        // The next slice compiles while this one is timed. std::async's future joins in its
+        // destructor, so an exception from the runner still waits for the build.
+        std::future<std::vector<measure::BuildResult>> nextBuild;
+        if (next < n) nextBuild = std::async(std::launch::async, buildSlice, next);
+        const auto t = clock::now();
+        std::vector<measure::MeasureInput> part(inputs.begin() + ptrdiff_t(begin),
+                                                inputs.begin() + ptrdiff_t(begin + current.size()));
+        m_runner.beginSlice(int(begin));
+        std::vector<measure::MeasureResult> ran = m_runner.run(part, current);
+        runSeconds += std::chrono::duration<double>(clock::now() - t).count();
+        TB_CHECK(ran.size() == part.size()) << "runner returned " << ran.size() << " results for " << part.size();
+        for (auto& r : ran) results.push_back(std::move(r));
+        if (next < n) current = nextBuild.get();
+    }
+    // Overlapping wall times: build + run exceed the measure time by the overlap.
+    m_phases.buildSeconds = buildSeconds;
+    m_phases.runSeconds = runSeconds;
+    return results;
+}
+
 std::vector<search::MeasureOutcome> ProgramMeasurer::measure(const search::SearchTask& task, const std::vector<State>& states) {
     using clock = std::chrono::steady_clock;
     auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
@@ -54,12 +107,18 @@ std::vector<search::MeasureOutcome> ProgramMeasurer::measure(const search::Searc
         }
     });
     m_phases.lowerSeconds = since(t0);
-    auto t1 = clock::now();
-    std::vector<measure::BuildResult> builds = m_builder.build(inputs);
-    m_phases.buildSeconds = since(t1);
-    auto t2 = clock::now();
-    std::vector<measure::MeasureResult> results = m_runner.run(inputs, builds);
-    m_phases.runSeconds = since(t2);
+    std::vector<measure::MeasureResult> results;
+    const size_t n = inputs.size(), slice = size_t(m_pipelineSlice);
+    if (slice == 0 || n <= slice) {
+        auto t1 = clock::now();
+        std::vector<measure::BuildResult> builds = m_builder.build(inputs);
+        m_phases.buildSeconds = since(t1);
+        auto t2 = clock::now();
+        results = m_runner.run(inputs, builds);
+        m_phases.runSeconds = since(t2);
+    } else {
+        results = measurePipelined(inputs);
+    }
     TB_CHECK(results.size() == states.size()) << "runner returned " << results.size() << " results";
     std::vector<search::MeasureOutcome> out;
     for (size_t i = 0; i < states.size(); ++i) {

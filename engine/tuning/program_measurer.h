@@ -7,6 +7,13 @@
 /// (TVM's RecordToFile callback), flushed before the next one. It implements search::Measurer, the
 /// interface the sketch policy calls.
 ///
+/// Pipelining (setPipelineSlice): TVM builds a whole batch, then runs it. With a slice of n, the
+/// batch is built and run n candidates at a time, and the builder compiles slice k+1 on a thread of
+/// its own while the runner times slice k. Each candidate still gets exactly one result, in batch
+/// order, the runner still times one candidate at a time, and observers still see one batch
+/// (MeasureEventSource::beginSlice). Both sides share the machine's cores, so whether it pays (and
+/// whether the timings stay as quiet) depends on the machine: bench/search/throughput.sh measures it.
+///
 /// Failures are data: a state that cannot be lowered is INSTANTIATION_ERROR, a compile error
 /// COMPILE_HOST, a crash RUNTIME_DEVICE (the sandbox survives), a timeout RUN_TIMEOUT (REFERENCE-TVM
 /// §4.3). Every candidate yields exactly one outcome and one record.
@@ -38,11 +45,18 @@ public:
     using GpuLowerer = std::function<codegen::GpuModule(const search::SearchTask& task, const State& state)>;
     void setGpuLowerer(GpuLowerer gpuLowerer) { m_gpuLowerer = std::move(gpuLowerer); }
 
+    /// Candidates per pipeline slice (see the file comment); 0 (the default) builds the whole batch
+    /// before running it, as TVM does. Throws tb::UserError for a negative value.
+    void setPipelineSlice(int candidates);
+    int pipelineSlice() const { return m_pipelineSlice; }
+
     /// Total candidates measured, and how many failed.
     int measured() const { return m_measured; }
     int failed() const { return m_failed; }
 
 private:
+    std::vector<measure::MeasureResult> measurePipelined(const std::vector<measure::MeasureInput>& inputs);
+
     lower::StateLowerer m_lowerer;
     GpuLowerer m_gpuLowerer;
     measure::ProgramBuilder& m_builder;
@@ -50,6 +64,7 @@ private:
     record::RecordWriter* m_writer;
     std::string m_target;
     int m_measured = 0, m_failed = 0;
+    int m_pipelineSlice = 0;
     search::MeasurePhases m_phases;
 };
 

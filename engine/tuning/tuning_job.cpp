@@ -197,6 +197,8 @@ std::unique_ptr<Tuner> buildTuner(const TuningJob& job) {
             return codegen::buildGpuModule(*task.dag, s, lang, "default_function");
         });
     }
+    TB_USER_CHECK(job.runner.pipelineSlice >= 0) << "the pipeline slice must be >= 0, got " << job.runner.pipelineSlice;
+    if (!gpu && job.runner.kind == RunnerConfig::Kind::Local) t->m_measurer->setPipelineSlice(job.runner.pipelineSlice);
     t->m_network = std::make_unique<NetworkTuner>(std::move(tasks), job.search, lowerer, *t->m_measurer);
     if (!job.latencyLogPath.empty()) {
         t->m_latencyLog = std::make_unique<LogEstimatedLatency>(job.latencyLogPath);

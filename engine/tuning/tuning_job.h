@@ -70,6 +70,9 @@ struct RunnerConfig {
     int minRepeatMs = 100;                  ///< TVM `min_repeat_ms`: raise `number` until one measurement lasts this long
     bool enableCpuCacheFlush = false;       ///< TVM `enable_cpu_cache_flush`: flush caches before each measurement
     double trackerRetryTimeoutS = 60;       ///< rpc: give up on an unreachable tracker after this long (s)
+    /// Local CPU runner: candidates per pipeline slice (ProgramMeasurer::setPipelineSlice; 0 = none,
+    /// TVM's build-all-then-run-all). Ignored by the RPC and GPU runners, which keep whole batches.
+    int pipelineSlice = 0;
     bool operator==(const RunnerConfig&) const = default;
 };
 

@@ -4,6 +4,9 @@
 // interpreter computes; then resume from the log.
 #include <QtTest>
 
+#include <map>
+#include <mutex>
+
 #include "engine/lower/lower_state.h"
 #include "engine/measure/builder.h"
 #include "engine/measure/local_runner.h"
@@ -11,6 +14,7 @@
 #include "engine/schedule/infer_bound.h"
 #include "engine/schedule/transform_step.h"
 #include "engine/search/default_schedule.h"
+#include "engine/support/error.h"
 #include "engine/te/interpreter.h"
 #include "engine/tuning/network_tuner.h"
 #include "engine/tuning/program_measurer.h"
@@ -45,6 +49,99 @@ struct Collector : tuning::TuneObserver {
 class TestNetworkTuner : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    // A pipelined measurer (slices of 3 over 8 candidates: 3 + 3 + 2) gives the same per-candidate
+    // outcomes, in batch order, as the unpipelined one: a crashing candidate still costs one
+    // RUNTIME_DEVICE record and the next one runs; observers see one batch with batch-wide indices.
+    void testPipelinedMeasurerKeepsOrderAndErrors() {
+        const auto dag = test::matmulAdd(64, 64, 64);
+        search::SearchTask task;
+        task.dag = dag;
+        task.workloadKey = dag->workloadKey();
+        task.target = "llvm";
+        // Eight distinct states (a different split of stage 2's first or second loop each); the lowerer maps
+        // each to a hand-written program whose behaviour is known.
+        std::vector<State> states;
+        std::map<std::string, std::shared_ptr<lower::LoweredFunc>> programOf;
+        const std::vector<int> crashes = {1, 5}, oob = {6};
+        for (int i = 0; i < 8; ++i) {
+            State s(*dag);
+            addStep(&s, SplitStep{2, i < 4 ? 0 : 1, 64, {int64_t(2) << (i % 4)}, true}, *dag);
+            const bool crash = std::count(crashes.begin(), crashes.end(), i) > 0;
+            const bool outOfBounds = std::count(oob.begin(), oob.end(), i) > 0;
+            programOf[s.toStr()] = crash ? test::vectorAdd(test::kN, false, -(int64_t(1) << 40))
+                                         : outOfBounds ? test::vectorAdd(test::kN + 1) : test::vectorAdd();
+            states.push_back(s);
+        }
+        QCOMPARE(programOf.size(), size_t(8));
+        lower::StateLowerer lowerer = [&](const search::SearchTask&, const State& s) { return *programOf.at(s.toStr()); };
+        measure::LocalBuilder builder(codegen::Target::host());
+        measure::RunnerOptions ro;
+        ro.minRepeatMs = 0;
+        ro.numThreads = 1;
+        ro.timeoutS = 5;
+        measure::LocalRunner runner(ro);
+        std::mutex mutex;
+        std::vector<measure::MeasureEvent> buildEvents, runEvents;
+        builder.setEventSink([&](const measure::MeasureEvent& e) {
+            std::lock_guard lock(mutex);
+            buildEvents.push_back(e);
+        });
+        runner.setEventSink([&](const measure::MeasureEvent& e) {
+            std::lock_guard lock(mutex);
+            runEvents.push_back(e);
+        });
+        tuning::ProgramMeasurer plain(lowerer, builder, runner, nullptr, "llvm -keys=cpu");
+        tuning::ProgramMeasurer piped(lowerer, builder, runner, nullptr, "llvm -keys=cpu");
+        piped.setPipelineSlice(3);
+        QCOMPARE(piped.pipelineSlice(), 3);
+        QVERIFY_THROWS_EXCEPTION(tb::UserError, piped.setPipelineSlice(-1));
+        const auto a = plain.measure(task, states);  // batch 1 of both builder and runner
+        buildEvents.clear();
+        runEvents.clear();
+        const int workersBefore = runner.workersStarted();
+        const auto b = piped.measure(task, states);   // the second batch, in three slices
+        QCOMPARE(a.size(), states.size());
+        QCOMPARE(b.size(), states.size());
+        for (size_t i = 0; i < states.size(); ++i) {
+            const bool bad = std::count(crashes.begin(), crashes.end(), int(i)) || std::count(oob.begin(), oob.end(), int(i));
+            const int want = bad ? int(measure::MeasureErrorNo::RuntimeDevice) : 0;
+            QVERIFY2(a[i].errorNo == want, qPrintable(QStringLiteral("plain %1: %2 %3").arg(i).arg(a[i].errorNo).arg(QString::fromStdString(a[i].errorMsg))));
+            QVERIFY2(b[i].errorNo == want, qPrintable(QStringLiteral("piped %1: %2 %3").arg(i).arg(b[i].errorNo).arg(QString::fromStdString(b[i].errorMsg))));
+            QCOMPARE(b[i].costs.size(), a[i].costs.size());
+            QVERIFY(b[i].allCost > 0);
+        }
+        QCOMPARE(piped.measured(), 8);
+        QCOMPARE(piped.failed(), 3);
+        // One fresh worker after each bad candidate, as without the pipeline.
+        QCOMPARE(runner.workersStarted() - workersBefore, 3);
+        // Observers: batch 2 everywhere, every candidate 0..7 once built and once started + finished.
+        std::vector<int> built(8), started(8), finished(8);
+        for (const auto& e : buildEvents) {
+            QCOMPARE(e.batch, 2LL);
+            QVERIFY(e.candidate >= 0 && e.candidate < 8);
+            ++built[size_t(e.candidate)];
+        }
+        for (const auto& e : runEvents) {
+            QCOMPARE(e.batch, 2LL);
+            QVERIFY(e.candidate >= 0 && e.candidate < 8);
+            ++(e.kind == measure::MeasureEvent::Kind::Started ? started : finished)[size_t(e.candidate)];
+            if (e.kind == measure::MeasureEvent::Kind::Finished) QCOMPARE(int(e.errorNo), b[size_t(e.candidate)].errorNo);
+        }
+        QCOMPARE(built, std::vector<int>(8, 1));
+        QCOMPARE(started, std::vector<int>(8, 1));
+        QCOMPARE(finished, std::vector<int>(8, 1));
+        // After the sliced batch, the next (unsliced) one is batch 3 with plain indices.
+        buildEvents.clear();
+        runEvents.clear();
+        plain.measure(task, {states[0]});
+        QCOMPARE(int(runEvents.size()), 2);
+        QCOMPARE(runEvents[0].batch, 3LL);
+        QCOMPARE(runEvents[0].candidate, 0);
+        QCOMPARE(int(buildEvents.size()), 1);
+        QCOMPARE(buildEvents[0].batch, 3LL);
+        QCOMPARE(buildEvents[0].candidate, 0);
+    }
+
     void testTuneAndResume() {
         QTemporaryDir dir;
         const std::string log = QString(dir.path() + QStringLiteral("/tune.json")).toStdString();
