@@ -62,7 +62,8 @@ struct TuneCommandLine {
                             QStringLiteral("IDS")};
     QCommandLineOption pipeline{QStringLiteral("pipeline"),
                                 QStringLiteral("Local CPU runner: build and run rounds N candidates at a time, compiling the "
-                                               "next N while the runner times these (default 0: build all, then run all)."),
+                                               "next N (at nice 19) while the runner times these (default 0: build all, then run all; on 2 cores the "
+                                               "compiles slow the timed kernels)."),
                                 QStringLiteral("N"), QStringLiteral("0")};
     QCommandLineOption noSeed{QStringLiteral("no-default-seed"),
                               QStringLiteral("Do not measure each task's default schedule in its first round (pure Ansor).")};

@@ -13,6 +13,9 @@
 /// order, the runner still times one candidate at a time, and observers still see one batch
 /// (MeasureEventSource::beginSlice). Both sides share the machine's cores, so whether it pays (and
 /// whether the timings stay as quiet) depends on the machine: bench/search/throughput.sh measures it.
+/// On the 2-core machine of issue 20 it did not pay: resnet-18's conv ran 3.0-3.8 trials/s with or
+/// without it, and the states both runs measured were timed 1.9x slower (median) beside the
+/// compiles (1.2x with the compile threads at nice 19, which tune --pipeline uses).
 ///
 /// Failures are data: a state that cannot be lowered is INSTANTIATION_ERROR, a compile error
 /// COMPILE_HOST, a crash RUNTIME_DEVICE (the sandbox survives), a timeout RUN_TIMEOUT (REFERENCE-TVM
