@@ -70,6 +70,7 @@ tuning::TuningJob engineJob(const TuningJob& j) {
     r.minRepeatMs = j.minRepeatMs;
     r.timeoutS = j.timeoutS;
     r.enableCpuCacheFlush = j.cacheFlush;
+    r.pipelineSlice = j.pipelineSlice;
     r.trackerRetryTimeoutS = j.trackerRetryTimeoutS;
 
     e.logPath = sstr(j.logPath);
@@ -109,6 +110,7 @@ TuningJob sessionJob(const tuning::TuningJob& e) {
     j.minRepeatMs = r.minRepeatMs;
     j.timeoutS = r.timeoutS;
     j.cacheFlush = r.enableCpuCacheFlush;
+    j.pipelineSlice = r.pipelineSlice;
     j.trackerRetryTimeoutS = r.trackerRetryTimeoutS;
 
     j.logPath = qstr(e.logPath);

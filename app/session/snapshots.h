@@ -219,6 +219,7 @@ struct TuningJob {
     int minRepeatMs = 100;       ///< runner min_repeat_ms
     double timeoutS = 10;        ///< runner timeout per candidate (s)
     bool cacheFlush = false;     ///< TVM enable_cpu_cache_flush (--cache-flush)
+    int pipelineSlice = 0;       ///< --pipeline (RunnerConfig::pipelineSlice); no control in the window
     /// Give up on an unreachable tracker after this long (s); not a CLI option. The window's
     /// default is shorter than the CLI's 60 s: a tracker that is not there should fail the job soon.
     double trackerRetryTimeoutS = 10;

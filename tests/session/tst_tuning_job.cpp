@@ -54,6 +54,7 @@ QMap<QString, QString> fields(const tuning::TuningJob& j) {
         {QStringLiteral("minRepeatMs"), QString::number(j.runner.minRepeatMs)},
         {QStringLiteral("timeoutS"), QString::number(j.runner.timeoutS)},
         {QStringLiteral("cacheFlush"), b(j.runner.enableCpuCacheFlush)},
+        {QStringLiteral("pipeline"), QString::number(j.runner.pipelineSlice)},
         {QStringLiteral("log"), s(j.logPath)},
         {QStringLiteral("resume"), b(j.resume)},
         {QStringLiteral("tsv"), s(j.latencyLogPath)},
@@ -126,6 +127,7 @@ private Q_SLOTS:
         row("--min-repeat-ms", {QStringLiteral("--min-repeat-ms"), QStringLiteral("300")}, {QStringLiteral("minRepeatMs=300")});
         row("--timeout", {QStringLiteral("--timeout"), QStringLiteral("2.5")}, {QStringLiteral("timeoutS=2.5")});
         row("--cache-flush", {QStringLiteral("--cache-flush")}, {QStringLiteral("cacheFlush=true")});
+        row("--pipeline", {QStringLiteral("--pipeline"), QStringLiteral("8")}, {QStringLiteral("pipeline=8")});
         row("--log --resume", {QStringLiteral("--log"), QStringLiteral("/tmp/r18.json"), QStringLiteral("--resume")},
             {QStringLiteral("log=/tmp/r18.json"), QStringLiteral("resume=true")});
         row("--tsv", {QStringLiteral("--tsv"), QStringLiteral("/tmp/lat.tsv")}, {QStringLiteral("tsv=/tmp/lat.tsv")});
@@ -178,6 +180,7 @@ private Q_SLOTS:
         QTest::addRow("min repeat") << withBase({QStringLiteral("--min-repeat-ms"), QStringLiteral("0.5")})
                                     << QStringLiteral("--min-repeat-ms");
         QTest::addRow("timeout") << withBase({QStringLiteral("--timeout"), QStringLiteral("0")}) << QStringLiteral("--timeout");
+        QTest::addRow("pipeline") << withBase({QStringLiteral("--pipeline"), QStringLiteral("-1")}) << QStringLiteral("--pipeline");
         QTest::addRow("strategy") << withBase({QStringLiteral("--strategy"), QStringLiteral("greedy")}) << QStringLiteral("greedy");
         QTest::addRow("cost model") << withBase({QStringLiteral("--cost-model"), QStringLiteral("mlp")})
                                     << QStringLiteral("--cost-model");
