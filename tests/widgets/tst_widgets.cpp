@@ -991,6 +991,7 @@ private Q_SLOTS:
         j.minRepeatMs = 300;
         j.timeoutS = 2.5;
         j.cacheFlush = true;
+        j.pipelineSlice = 8;  // no control: kept as hidden
         j.trackerRetryTimeoutS = 33;
         j.logPath = QStringLiteral("/nonexistent/r18.json");  // no file: resume is not offered
         j.latencyLogPath = QStringLiteral("/tmp/latency.tsv");
