@@ -41,11 +41,12 @@ std::vector<double> timeEvaluateRounds(const std::function<double(int number)>& 
         if (o.extendShortRound) {
             durationMs = timedRound(number);
             int calls = number;
-            while (durationMs < o.minRepeatMs) {
+            // A clock that never advances would double the calls forever: stop at 2^30 calls.
+            while (durationMs < o.minRepeatMs && calls < (1 << 30)) {
                 // Per call so far; a clock that read 0 (a coarse device timer) doubles the calls.
                 const double perCall = durationMs / calls;
                 const double need = perCall > 0 ? std::ceil((o.minRepeatMs - durationMs) / perCall) : double(calls);
-                const int more = int(std::clamp(need, 1.0, double(1 << 30)));
+                const int more = int(std::clamp(need, 1.0, double((1 << 30) - calls)));
                 durationMs += timedRound(more);
                 calls += more;
             }
