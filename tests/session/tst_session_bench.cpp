@@ -69,6 +69,24 @@ Outcome benchmark(TuningSession& s, const session::TuningJob& job) {
     return o;
 }
 
+// The log's check against the host interpreter and the status line of a network run and timed on
+// this machine (local runner).
+void verifyLocalRun(const Outcome& o) {
+    QVERIFY2(o.log.contains(QRegularExpression(QStringLiteral(
+                 "check output 0 \\([0-9x]+\\) against the host interpreter: .*\\(ok, tolerance 0.0001\\)"))),
+             qPrintable(o.log));
+    QVERIFY2(o.status.contains(QRegularExpression(QStringLiteral(
+                 "^Benchmark on this machine: median [0-9]+\\.[0-9]{3} ms, max error [0-9.e+-]+ \\(ok\\)$"))),
+             qPrintable(o.status));
+}
+
+// `job` with the rpc runner on the in-process tracker at 127.0.0.1:`port` (the key set by the caller).
+void toRpc(session::TuningJob& job, int port) {
+    job.runner = QStringLiteral("rpc");
+    job.trackerHost = QStringLiteral("127.0.0.1");
+    job.trackerPort = port;
+}
+
 // The log's "Execution time on <server> (<key>):" + TVM's summary, and the status line, of a
 // network that ran on a device of `key` and passed its check there.
 void verifyDeviceTiming(const Outcome& o, const QString& key) {
@@ -143,12 +161,7 @@ private Q_SLOTS:
         QVERIFY2(o.log.contains(QRegularExpression(QStringLiteral(
                      "Execution time summary:\n mean \\(ms\\) +median \\(ms\\) +max \\(ms\\) +min \\(ms\\) +std \\(ms\\) *\n +[0-9.]+ +[0-9.]+"))),
                  qPrintable(o.log));
-        QVERIFY2(o.log.contains(QRegularExpression(QStringLiteral(
-                     "check output 0 \\([0-9x]+\\) against the host interpreter: .*\\(ok, tolerance 0.0001\\)"))),
-                 qPrintable(o.log));
-        QVERIFY2(o.status.contains(QRegularExpression(QStringLiteral(
-                     "^Benchmark on this machine: median [0-9]+\\.[0-9]{3} ms, max error [0-9.e+-]+ \\(ok\\)$"))),
-                 qPrintable(o.status));
+        verifyLocalRun(o);
         QVERIFY(!s.benchmarking());
     }
 
@@ -158,9 +171,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         TuningSession s;
         session::TuningJob job = mlpJob(dir.filePath(QStringLiteral("none.json")));
-        job.runner = QStringLiteral("rpc");
-        job.trackerHost = QStringLiteral("127.0.0.1");
-        job.trackerPort = m_tracker->port();
+        toRpc(job, m_tracker->port());
         job.deviceKey = QString::fromStdString(m_key);
         const Outcome o = benchmark(s, job);
         QVERIFY2(o.finished, qPrintable(o.log));
@@ -182,12 +193,7 @@ private Q_SLOTS:
         QVERIFY2(o.finished, qPrintable(o.log));
         QVERIFY2(o.ok, qPrintable(o.status + QLatin1Char('\n') + o.log));
         QVERIFY2(o.log.contains(QLatin1String("Compiled for opencl")), qPrintable(o.log));
-        QVERIFY2(o.log.contains(QRegularExpression(QStringLiteral(
-                     "check output 0 \\([0-9x]+\\) against the host interpreter: .*\\(ok, tolerance 0.0001\\)"))),
-                 qPrintable(o.log));
-        QVERIFY2(o.status.contains(QRegularExpression(QStringLiteral(
-                     "^Benchmark on this machine: median [0-9]+\\.[0-9]{3} ms, max error [0-9.e+-]+ \\(ok\\)$"))),
-                 qPrintable(o.status));
+        verifyLocalRun(o);
     }
 
     // A GPU target, rpc runner: the GPU device server of the key gets the network's module (not an
@@ -198,9 +204,7 @@ private Q_SLOTS:
         session::TuningJob job = mlpJob(dir.filePath(QStringLiteral("none.json")));
         job.target = QStringLiteral("opencl -device=mali");
         job.targetHost = QStringLiteral("llvm -mtriple=aarch64-linux-gnu");
-        job.runner = QStringLiteral("rpc");
-        job.trackerHost = QStringLiteral("127.0.0.1");
-        job.trackerPort = m_tracker->port();
+        toRpc(job, m_tracker->port());
         job.deviceKey = QString::fromStdString(m_gpuKey);
         const Outcome o = benchmark(s, job);
         QVERIFY2(o.finished, qPrintable(o.log));
