@@ -130,6 +130,7 @@ MeasureResult LocalRunner::runOne(const codegen::CompiledKernel& kernel, const C
     req.timer.repeat = m_options.repeat;
     req.timer.minRepeatMs = m_options.minRepeatMs;
     req.timer.cooldownIntervalMs = m_options.cooldownIntervalS * 1e3;
+    req.timer.rejectPreempted = m_options.rejectPreempted;
     req.flushCache = m_options.enableCpuCacheFlush;
     req.seed = m_options.seed;
     if (check) {

@@ -33,6 +33,9 @@ struct RunnerOptions {
     double minRepeatMs = 100;         ///< TVM `min_repeat_ms`
     double cooldownIntervalS = 0;     ///< TVM `cooldown_interval` (s)
     bool enableCpuCacheFlush = false; ///< flush every argument but the first before each repeat
+    /// Time only the slices of a round in which no thread of the worker was preempted (timer.h
+    /// TimerOptions::rejectPreempted); not with enableCpuCacheFlush.
+    bool rejectPreempted = false;
     int numThreads = 0;               ///< worker thread-pool size (TB_NUM_THREADS); 0 = all cores
     uint64_t seed = 0;                ///< random input seed
     /// Worker executable; empty = $TB_WORKER_PATH, else the tunebench-worker built with the engine,

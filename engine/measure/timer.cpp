@@ -2,6 +2,7 @@
 #include "engine/measure/timer.h"
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,11 +16,63 @@
 
 namespace tb::measure {
 
+namespace {
+
+/// Involuntary context switches of all threads of this process so far.
+long processInvoluntarySwitches() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_nivcsw;
+}
+
+}  // namespace
+
+std::vector<double> timeEvaluateUnpreempted(const std::function<void()>& f, const TimerOptions& o,
+                                            const std::function<long()>& switchCounter) {
+    using clock = std::chrono::steady_clock;
+    TB_CHECK(o.number >= 1 && o.repeat >= 1) << "timer needs number >= 1 and repeat >= 1";
+    const std::function<long()> involuntarySwitches = switchCounter ? switchCounter : std::function<long()>(processInvoluntarySwitches);
+    std::vector<double> out;
+    int sliceCalls = std::max(1, o.number);
+    for (int i = 0; i < o.repeat; ++i) {
+        double cleanMs = 0, totalMs = 0;
+        long long cleanCalls = 0;
+        std::vector<double> perCall;
+        do {
+            const long nv0 = involuntarySwitches();
+            const auto t0 = clock::now();
+            for (int k = 0; k < sliceCalls; ++k) f();
+            const double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+            const bool clean = involuntarySwitches() == nv0;
+            totalMs += ms;
+            perCall.push_back(ms / sliceCalls);
+            if (clean) {
+                cleanMs += ms;
+                cleanCalls += sliceCalls;
+            }
+            // The next slice: about kSliceMs (a clock that read 0 doubles the calls).
+            const double one = ms / sliceCalls;
+            const double want = one > 0 ? std::ceil(kSliceMs / one) : 2.0 * sliceCalls;
+            sliceCalls = int(std::clamp(want, 1.0, double(1 << 30)));
+        } while (cleanMs < o.minRepeatMs && totalMs < kPreemptedCap * o.minRepeatMs && perCall.size() < (1u << 30));
+        if (cleanCalls > 0) {
+            out.push_back(cleanMs / 1e3 / double(cleanCalls));
+        } else {
+            std::nth_element(perCall.begin(), perCall.begin() + long(perCall.size() / 2), perCall.end());
+            out.push_back(perCall[perCall.size() / 2] / 1e3);
+        }
+        if (o.cooldownIntervalMs > 0 && o.repeatsToCooldown > 0 && i % o.repeatsToCooldown == 0)
+            std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(o.cooldownIntervalMs));
+    }
+    return out;
+}
+
 std::vector<double> timeEvaluate(const std::function<void()>& f, const TimerOptions& o,
                                  const std::function<void()>& preprocess) {
     using clock = std::chrono::steady_clock;
     TB_CHECK(o.number >= 1 && o.repeat >= 1) << "timer needs number >= 1 and repeat >= 1";
     if (!o.skipWarmup) f();
+    if (o.rejectPreempted && !preprocess) return timeEvaluateUnpreempted(f, o);
     return timeEvaluateRounds(
         [&](int number) {
             const auto t0 = clock::now();

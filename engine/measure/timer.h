@@ -20,6 +20,20 @@
 /// when the round is extended. extendShortRound = false is TVM's exact behaviour. After round i, when cooldownIntervalMs > 0 and
 /// i % repeatsToCooldown == 0, the thread sleeps cooldownIntervalMs. Shared by the worker process
 /// and by in-process benchmarks so both time exactly the same way.
+///
+/// rejectPreempted (timeEvaluate only, without a preprocess): on a shared machine most of the spread
+/// between two measurements of one kernel comes from other processes taking a core while it runs
+/// (issue 20: a median 13% coefficient of variation across rounds at load 4 on 2 cores). With this
+/// option a round is timed in slices of about kSliceMs (at least one call each); a slice counts only
+/// when no thread of this process was involuntarily switched out during it (getrusage's
+/// ru_nivcsw did not move: no preemption, no yield to another runnable task). The round lasts until
+/// its counted slices add up to minRepeatMs, or until it has run kPreemptedCap x minRepeatMs in all;
+/// its result is the counted time per counted call, or, when no slice was clean, the median slice's
+/// time per call. The result still means "seconds per call of this kernel with every core it asked
+/// for", TVM's meaning, just measured only while that was true. On an idle machine it costs
+/// nothing (every slice is clean); under load it costs up to kPreemptedCap x the round's time.
+/// Interference it cannot see: a neighbour sharing the last-level cache or memory bandwidth, and a
+/// hypervisor stealing the virtual CPU.
 
 #include <cstddef>
 #include <cstdint>
@@ -36,12 +50,25 @@ struct TimerOptions {
     int repeatsToCooldown = 1;      ///< sleep after every this many rounds
     bool skipWarmup = false;        ///< the caller already made the warm-up call
     bool extendShortRound = true;   ///< extend a round shorter than minRepeatMs (see the file comment)
+    bool rejectPreempted = false;   ///< count only slices without preemption (see the file comment)
 };
+
+/// rejectPreempted: the target length of one slice (ms), and how long a round may run in all, as a
+/// multiple of minRepeatMs, before it settles for what it has.
+inline constexpr double kSliceMs = 1.0;
+inline constexpr double kPreemptedCap = 4.0;
 
 /// Time f as described in the file comment; returns `repeat` per-call times in seconds.
 /// `preprocess` (may be empty) runs before every round, outside the timed region.
 std::vector<double> timeEvaluate(const std::function<void()>& f, const TimerOptions& options,
                                  const std::function<void()>& preprocess = {});
+
+/// The rounds of TimerOptions::rejectPreempted (see the file comment), without the warm-up call.
+/// `switchCounter` returns a count that moves whenever a thread of the timed code was switched out;
+/// empty = this process's involuntary context switches (getrusage ru_nivcsw). Tests pass their own.
+/// Returns `repeat` per-call times in seconds.
+std::vector<double> timeEvaluateUnpreempted(const std::function<void()>& f, const TimerOptions& options,
+                                            const std::function<long()>& switchCounter = {});
 
 /// The same rounds with the caller's clock: `timedRound(number)` makes `number` calls and returns
 /// their duration in milliseconds (device events on a GPU: gpu_device.h). The warm-up call is the

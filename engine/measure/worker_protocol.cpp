@@ -82,6 +82,7 @@ std::string encode(const RunRequest& r) {
     w.pod<int32_t>(r.timer.repeatsToCooldown);
     w.pod<double>(r.timer.minRepeatMs);
     w.pod<double>(r.timer.cooldownIntervalMs);
+    w.pod<uint8_t>(r.timer.rejectPreempted);
     w.pod<uint8_t>(r.flushCache);
     w.pod<uint64_t>(r.seed);
     w.pod<uint8_t>(r.hasCheck);
@@ -108,6 +109,7 @@ RunRequest decodeRequest(const std::string& payload) {
     r.timer.repeatsToCooldown = rd.pod<int32_t>();
     r.timer.minRepeatMs = rd.pod<double>();
     r.timer.cooldownIntervalMs = rd.pod<double>();
+    r.timer.rejectPreempted = rd.pod<uint8_t>();
     r.flushCache = rd.pod<uint8_t>();
     r.seed = rd.pod<uint64_t>();
     r.hasCheck = rd.pod<uint8_t>();

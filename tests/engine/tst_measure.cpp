@@ -2,6 +2,7 @@
 // Measurement: LocalBuilder error mapping and LocalRunner's sandbox worker. Candidates that crash,
 // hang, write out of bounds or compute the wrong answer must each cost exactly one error record,
 // and the runner must keep measuring good candidates afterwards.
+#include <chrono>
 #include <QtTest>
 
 #include <signal.h>
@@ -94,6 +95,54 @@ private Q_SLOTS:
         QTest::addColumn<int>("wantCalls");
         QTest::addRow("extend") << true << 3 + 7 + 10;
         QTest::addRow("tvm") << false << 3 + 11 + 11;
+    }
+
+    void testTimerRejectsPreemptedSlices() {
+        // A kernel that takes 0.2 ms, except while "another process holds the core": then 3 ms. The
+        // fake switch counter moves during exactly those slices, so the round must count only the
+        // 0.2 ms calls; counting every slice would give >= 0.5 ms per call.
+        using clock = std::chrono::steady_clock;
+        auto busy = [](double ms) {
+            const auto end = clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double, std::milli>(ms));
+            while (clock::now() < end) {
+            }
+        };
+        long switches = 0;
+        int calls = 0;
+        bool preempted = false;
+        int probes = 0;
+        auto counter = [&]() -> long {
+            // Probes come in pairs around a slice: the first of each pair decides whether the slice
+            // is preempted (every other slice is).
+            if (probes++ % 2 == 0) preempted = (probes / 2) % 2 == 1;
+            else if (preempted) ++switches;
+            return switches;
+        };
+        measure::TimerOptions o;
+        o.number = 1;
+        o.repeat = 2;
+        o.minRepeatMs = 10;
+        auto costs = measure::timeEvaluateUnpreempted([&] { ++calls, busy(preempted ? 3.0 : 0.2); }, o, counter);
+        QCOMPARE(costs.size(), size_t(2));
+        for (double c : costs) QVERIFY2(c >= 0.2e-3 && c < 0.3e-3, std::to_string(c).c_str());
+        QVERIFY(switches > 0);  // preempted slices did happen, and were left out
+
+        // Every slice preempted: the round stops at kPreemptedCap x min_repeat_ms and reports the
+        // median slice (1 ms per call here).
+        calls = 0;
+        const auto t0 = clock::now();
+        auto dirty = measure::timeEvaluateUnpreempted([&] { ++calls, busy(1.0); }, o, [n = 0L]() mutable { return n++; });
+        const double wallMs = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+        QCOMPARE(dirty.size(), size_t(2));
+        for (double c : dirty) QVERIFY2(c >= 1e-3 && c < 2e-3, std::to_string(c).c_str());
+        QVERIFY2(wallMs >= 2 * measure::kPreemptedCap * o.minRepeatMs, std::to_string(wallMs).c_str());
+
+        // The real counter (getrusage), through timeEvaluate: an undisturbed round equals the kernel's time.
+        o.rejectPreempted = true;
+        o.repeat = 1;
+        auto real = measure::timeEvaluate([&] { busy(0.2); }, o);
+        QCOMPARE(real.size(), size_t(1));
+        QVERIFY2(real[0] >= 0.2e-3, std::to_string(real[0]).c_str());
     }
 
     void testGuardedBufferCanary() {
