@@ -238,10 +238,39 @@ Simulator::Simulator(const VtaConfig& cfg, const CycleModel& model) : m_cfg(cfg)
     m_uop.assign(size_t(cfg.uopBuffDepth()) * VtaConfig::kUopElemBytes, 0);
 }
 
+std::vector<int32_t> Simulator::sramElement(MemId buffer, uint32_t elem) const {
+    const std::vector<uint8_t>* mem = nullptr;
+    uint32_t depth = 0, lanes = 0, bytes = 0;
+    int bits = 32;
+    switch (buffer) {
+    case MemId::Inp:
+        mem = &m_inp, depth = uint32_t(m_cfg.inpBuffDepth()), lanes = uint32_t(m_cfg.batch() * m_cfg.blockIn());
+        bits = m_cfg.inpWidth(), bytes = uint32_t(m_cfg.inpElemBytes());
+        break;
+    case MemId::Wgt:
+        mem = &m_wgt, depth = uint32_t(m_cfg.wgtBuffDepth()), lanes = uint32_t(m_cfg.blockOut() * m_cfg.blockIn());
+        bits = m_cfg.wgtWidth(), bytes = uint32_t(m_cfg.wgtElemBytes());
+        break;
+    case MemId::Acc:
+        mem = &m_acc, depth = uint32_t(m_cfg.accBuffDepth()), lanes = uint32_t(m_cfg.batch() * m_cfg.blockOut());
+        bits = m_cfg.accWidth(), bytes = uint32_t(m_cfg.accElemBytes());
+        break;
+    case MemId::Uop:
+        mem = &m_uop, depth = uint32_t(m_cfg.uopBuffDepth()), lanes = 1, bytes = VtaConfig::kUopElemBytes;
+        break;
+    default: TB_USER_ERROR() << "VTA: memory type " << memIdName(buffer) << " has no SRAM buffer of its own";
+    }
+    TB_USER_CHECK(elem < depth) << "VTA " << memIdName(buffer) << " element " << elem << " is outside the buffer of "
+                                << depth << " elements";
+    std::vector<int32_t> values(lanes);
+    unpack(mem->data() + size_t(elem) * bytes, lanes, bits, values.data());
+    return values;
+}
+
 int32_t Simulator::accValue(uint32_t elem, uint32_t lane) const {
-    TB_USER_CHECK(elem < uint32_t(m_cfg.accBuffDepth()) && lane < uint32_t(m_cfg.batch() * m_cfg.blockOut()))
-        << "VTA accumulator element " << elem << " lane " << lane << " is outside the buffer";
-    return getValue(m_acc.data() + size_t(elem) * size_t(m_cfg.accElemBytes()), lane, m_cfg.accWidth());
+    const auto values = sramElement(MemId::Acc, elem);
+    TB_USER_CHECK(lane < values.size()) << "VTA accumulator lane " << lane << " is outside the vector of " << values.size();
+    return values[lane];
 }
 
 uint8_t* Simulator::sramElem(MemId buffer, uint32_t elem, const Instruction& insn, uint32_t index) {

@@ -211,6 +211,10 @@ public:
     /// Tokens waiting in a dependence queue (they persist between runs).
     size_t pendingTokens(DepQueue q) const { return m_tokens[size_t(q)]; }
 
+    /// The values of SRAM element `elem` of buffer INP (BATCH*BLOCK_IN values), WGT (BLOCK_OUT
+    /// rows of BLOCK_IN), ACC (BATCH*BLOCK_OUT) or UOP (one 32-bit word), sign-extended to int32.
+    /// Throws tb::UserError when `elem` is outside the buffer or `buffer` is OUT/ACC_8BIT.
+    std::vector<int32_t> sramElement(MemId buffer, uint32_t elem) const;
     /// One accumulator value: element `elem` of the acc buffer, lane `lane` < BATCH*BLOCK_OUT.
     int32_t accValue(uint32_t elem, uint32_t lane) const;
 
