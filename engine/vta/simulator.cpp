@@ -526,6 +526,7 @@ void Simulator::gemm(const Instruction& insn, uint32_t index) {
     if (!insn.resetReg) m_stats.gemm_counter += uopIterations(insn);
     const uint32_t batch = uint32_t(m_cfg.batch()), bin = uint32_t(m_cfg.blockIn()), bout = uint32_t(m_cfg.blockOut());
     std::vector<int32_t> inp(size_t(batch) * bin), wgt(size_t(bout) * bin), acc(size_t(batch) * bout);
+    const bool int8Core = m_cfg.inpWidth() == 8 && m_cfg.wgtWidth() == 8 && m_cfg.accWidth() == 32;
     const std::vector<Uop> uops = readUops(insn);
     for (uint32_t i = 0; i < insn.iterOut; ++i) {
         for (uint32_t j = 0; j < insn.iterIn; ++j) {
@@ -538,9 +539,24 @@ void Simulator::gemm(const Instruction& insn, uint32_t index) {
                 }
                 const uint32_t inpIdx = uop.srcIdx + i * insn.srcFactorOut + j * insn.srcFactorIn;
                 const uint32_t wgtIdx = uop.wgtIdx + i * insn.wgtFactorOut + j * insn.wgtFactorIn;
-                unpack(sramElem(MemId::Inp, inpIdx, insn, index), batch * bin, m_cfg.inpWidth(), inp.data());
-                unpack(sramElem(MemId::Wgt, wgtIdx, insn, index), bout * bin, m_cfg.wgtWidth(), wgt.data());
+                const uint8_t* inpPtr = sramElem(MemId::Inp, inpIdx, insn, index);
+                const uint8_t* wgtPtr = sramElem(MemId::Wgt, wgtIdx, insn, index);
                 unpack(accPtr, batch * bout, m_cfg.accWidth(), acc.data());
+                if (int8Core) {
+                    // TVM's default int8 x int8 -> int32 core: read the bytes in place.
+                    const auto* x8 = reinterpret_cast<const int8_t*>(inpPtr);
+                    const auto* w8 = reinterpret_cast<const int8_t*>(wgtPtr);
+                    for (uint32_t b = 0; b < batch; ++b)
+                        for (uint32_t o = 0; o < bout; ++o) {
+                            int32_t dot = 0;  // |dot| <= BLOCK_IN * 2^14 fits int32 for BLOCK_IN <= 2^16
+                            for (uint32_t k = 0; k < bin; ++k) dot += int32_t(x8[b * bin + k]) * int32_t(w8[o * bin + k]);
+                            acc[b * bout + o] = int32_t(uint32_t(acc[b * bout + o]) + uint32_t(dot));
+                        }
+                    pack(acc.data(), batch * bout, m_cfg.accWidth(), accPtr);
+                    continue;
+                }
+                unpack(inpPtr, batch * bin, m_cfg.inpWidth(), inp.data());
+                unpack(wgtPtr, bout * bin, m_cfg.wgtWidth(), wgt.data());
                 for (uint32_t b = 0; b < batch; ++b) {
                     for (uint32_t o = 0; o < bout; ++o) {
                         uint32_t sum = uint32_t(acc[b * bout + o]);

@@ -47,7 +47,58 @@ VtaConfig batch2Block8() {
     return cfg;
 }
 
-VtaConfig configNamed(const QString& name) { return name == QLatin1String("2x8") ? batch2Block8() : VtaConfig{}; }
+// Narrow types: int4 inputs and weights, int16 accumulators (smaller buffers so that the index
+// fields fit), for the simulator's general bit-packing path.
+VtaConfig int4Acc16() {
+    VtaConfig cfg;
+    cfg.logInpWidth = 2;
+    cfg.logWgtWidth = 2;
+    cfg.logAccWidth = 4;
+    cfg.logInpBuffSize = 14;
+    cfg.logWgtBuffSize = 17;
+    cfg.logAccBuffSize = 16;
+    return cfg;
+}
+
+VtaConfig configNamed(const QString& name) {
+    if (name == QLatin1String("2x8")) return batch2Block8();
+    if (name == QLatin1String("i4a16")) return int4Acc16();
+    return VtaConfig{};
+}
+
+// Two's complement wrap of v to `bits` bits, sign-extended.
+int32_t wrapBits(int64_t v, int bits) {
+    const uint64_t mask = bits == 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1;
+    const uint64_t sign = uint64_t(1) << (bits - 1);
+    return int32_t(int64_t(((uint64_t(v) & mask) ^ sign) - sign));
+}
+
+// Random signed values of `bits` bits, over the whole range.
+std::vector<int32_t> randomBits(std::mt19937& rng, size_t n, int bits) {
+    std::uniform_int_distribution<int64_t> d(-(int64_t(1) << (bits - 1)), (int64_t(1) << (bits - 1)) - 1);
+    std::vector<int32_t> v(n);
+    for (auto& x : v) x = int32_t(d(rng));
+    return v;
+}
+
+// Values packed LSB-first into bytes, `bits` each (VTA's DRAM and SRAM layout).
+std::vector<uint8_t> packBits(const std::vector<int32_t>& values, int bits) {
+    std::vector<uint8_t> bytes((values.size() * size_t(bits) + 7) / 8, 0);
+    for (size_t i = 0; i < values.size(); ++i)
+        for (int b = 0; b < bits; ++b)
+            if ((uint32_t(values[i]) >> b) & 1u) bytes[(i * size_t(bits) + size_t(b)) / 8] |= uint8_t(1u << ((i * size_t(bits) + size_t(b)) % 8));
+    return bytes;
+}
+
+std::vector<int32_t> unpackBits(const std::vector<uint8_t>& bytes, size_t n, int bits) {
+    std::vector<int32_t> values(n);
+    for (size_t i = 0; i < n; ++i) {
+        uint64_t raw = 0;
+        for (int b = 0; b < bits; ++b) raw |= uint64_t((bytes[(i * size_t(bits) + size_t(b)) / 8] >> ((i * size_t(bits) + size_t(b)) % 8)) & 1u) << b;
+        values[i] = wrapBits(int64_t(raw), bits);
+    }
+    return values;
+}
 
 std::vector<int8_t> randomInt8(std::mt19937& rng, size_t n) {
     std::uniform_int_distribution<int> d(-128, 127);
@@ -90,8 +141,6 @@ uint32_t uploadUops(Simulator& sim, const std::vector<Uop>& uops) {
     for (const Uop& u : uops) words.push_back(encodeUop(u, sim.config()));
     return upload(sim, words);
 }
-
-int32_t wrapAdd(int32_t a, int64_t b) { return int32_t(uint32_t(a) + uint32_t(int32_t(b))); }
 
 // Random micro-ops whose indices stay below `limit[0..2]` (dst, src, wgt) after adding the loop
 // offsets (iterOut-1)*factorOut + (iterIn-1)*factorIn; `srcLow` is the smallest source index.
@@ -339,6 +388,7 @@ private Q_SLOTS:
         QTest::addRow("reduction in place") << QStringLiteral("1x16") << 2 << 3 << 4 << QList<int>{0, 0, 4, 1, 4, 1} << false;
         QTest::addRow("batch 2 block 8") << QStringLiteral("2x8") << 5 << 3 << 2 << QList<int>{6, 2, 1, 3, 2, 1} << false;
         QTest::addRow("reset") << QStringLiteral("1x16") << 3 << 2 << 2 << QList<int>{5, 1, 0, 0, 0, 0} << true;
+        QTest::addRow("int4 x int4 -> int16") << QStringLiteral("i4a16") << 4 << 3 << 3 << QList<int>{7, 2, 3, 1, 2, 3} << false;
     }
     void testGemm() {
         QFETCH(QString, config);
@@ -352,10 +402,10 @@ private Q_SLOTS:
         std::mt19937 rng(uint32_t(uops * 131 + iterOut * 17 + iterIn));
         const uint32_t nInp = 40, nWgt = 24, nAcc = 48;
         const int bat = cfg.batch(), bin = cfg.blockIn(), bout = cfg.blockOut();
-        const auto inp = randomInt8(rng, size_t(nInp) * bat * bin);
-        const auto wgt = randomInt8(rng, size_t(nWgt) * bout * bin);
-        // Full-range accumulators: the sums must wrap in 32 bits as TVM's int32 does.
-        const auto acc0 = randomInt32(rng, size_t(nAcc) * bat * bout, INT32_MIN, INT32_MAX);
+        const auto inp = randomBits(rng, size_t(nInp) * bat * bin, cfg.inpWidth());
+        const auto wgt = randomBits(rng, size_t(nWgt) * bout * bin, cfg.wgtWidth());
+        // Full-range accumulators: the sums must wrap at ACC_WIDTH bits as TVM's BitPacker does.
+        const auto acc0 = randomBits(rng, size_t(nAcc) * bat * bout, cfg.accWidth());
         Instruction gemm;
         gemm.opcode = Opcode::Gemm;
         gemm.popPrev = true;
@@ -370,13 +420,13 @@ private Q_SLOTS:
         std::vector<Uop> uopList(2);  // two unused micro-ops before the range
         for (const Uop& u : randomUops(rng, uops, gemm, nAcc, 0, nInp, nWgt)) uopList.push_back(u);
 
-        Instruction loadWgt = mem(Opcode::Load, MemId::Wgt, 0, upload(sim, wgt), nWgt, cfg);
+        Instruction loadWgt = mem(Opcode::Load, MemId::Wgt, 0, upload(sim, packBits(wgt, cfg.wgtWidth())), nWgt, cfg);
         loadWgt.pushNext = true;
         const std::vector<Instruction> program = {
-            mem(Opcode::Load, MemId::Inp, 0, upload(sim, inp), nInp, cfg),
+            mem(Opcode::Load, MemId::Inp, 0, upload(sim, packBits(inp, cfg.inpWidth())), nInp, cfg),
             loadWgt,
             mem(Opcode::Load, MemId::Uop, 0, uploadUops(sim, uopList), uint32_t(uopList.size()), cfg),
-            mem(Opcode::Load, MemId::Acc, 0, upload(sim, acc0), nAcc, cfg),
+            mem(Opcode::Load, MemId::Acc, 0, upload(sim, packBits(acc0, cfg.accWidth())), nAcc, cfg),
             gemm,
             finish(),
         };
@@ -402,7 +452,7 @@ private Q_SLOTS:
                             for (int k = 0; k < bin; ++k)
                                 dot += int64_t(inp[x * size_t(bat * bin) + size_t(b * bin + k)]) *
                                        wgt[w * size_t(bout * bin) + size_t(o * bin + k)];
-                            r = wrapAdd(r, dot);
+                            r = wrapBits(int64_t(r) + dot, cfg.accWidth());
                         }
                 }
         for (uint32_t e = 0; e < nAcc; ++e) {
@@ -441,12 +491,13 @@ private Q_SLOTS:
         QFETCH(bool, useImm);
         QFETCH(int, imm);
         const auto aluOp = AluOpcode(op);
-        for (const VtaConfig& cfg : {VtaConfig{}, batch2Block8()}) {
+        for (const VtaConfig& cfg : {VtaConfig{}, batch2Block8(), int4Acc16()}) {
             Simulator sim(cfg);
             std::mt19937 rng(uint32_t(op * 7 + (useImm ? 1 : 0)));
             const uint32_t nDst = 32, nAcc = 64;  // destinations in [0, 32), sources in [32, 64)
             const size_t lanes = size_t(cfg.batch() * cfg.blockOut());
-            auto acc0 = randomInt32(rng, nAcc * lanes, INT32_MIN, INT32_MAX);
+            const int bits = cfg.accWidth();
+            auto acc0 = randomBits(rng, nAcc * lanes, bits);
             if (aluOp == AluOpcode::Shr) {
                 // Shift amounts are the source operand: keep them in [-31, 31].
                 for (size_t i = nDst * lanes; i < acc0.size(); ++i) acc0[i] = int32_t(i % 63) - 31;
@@ -464,7 +515,7 @@ private Q_SLOTS:
             const std::vector<Uop> uops = randomUops(rng, 3, alu, nDst, nDst, nAcc, 0);
             const std::vector<Instruction> program = {
                 mem(Opcode::Load, MemId::Uop, 0, uploadUops(sim, uops), 3, cfg),
-                mem(Opcode::Load, MemId::Acc, 0, upload(sim, acc0), nAcc, cfg),
+                mem(Opcode::Load, MemId::Acc, 0, upload(sim, packBits(acc0, bits)), nAcc, cfg),
                 alu,
                 finish(),
             };
@@ -478,12 +529,13 @@ private Q_SLOTS:
                         for (size_t l = 0; l < lanes; ++l) {
                             int32_t& x = ref[d * lanes + l];
                             const int32_t y = useImm ? imm : ref[s * lanes + l];
+                            // Results wrap to ACC_WIDTH bits (the accumulator keeps the low bits).
                             switch (aluOp) {
                             case AluOpcode::Min: x = std::min(x, y); break;
                             case AluOpcode::Max: x = std::max(x, y); break;
-                            case AluOpcode::Add: x = int32_t(int64_t(x) + y); break;  // wraps (C++20 conversion is modular)
-                            case AluOpcode::Mul: x = int32_t(int64_t(x) * y); break;
-                            case AluOpcode::Shr: x = y >= 0 ? x >> y : int32_t(int64_t(x) * (int64_t(1) << -y)); break;
+                            case AluOpcode::Add: x = wrapBits(int64_t(x) + y, bits); break;
+                            case AluOpcode::Mul: x = wrapBits(int64_t(x) * y, bits); break;
+                            case AluOpcode::Shr: x = wrapBits(y >= 0 ? x >> y : int64_t(x) * (int64_t(1) << -y), bits); break;
                             }
                         }
                     }
@@ -569,31 +621,33 @@ private Q_SLOTS:
     }
 
     void testStoreNarrowing() {
-        for (const VtaConfig& cfg : {VtaConfig{}, batch2Block8()}) {
+        for (const VtaConfig& cfg : {VtaConfig{}, batch2Block8(), int4Acc16()}) {
             Simulator sim(cfg);
             std::mt19937 rng(7);
             const uint32_t ySize = 3, xSize = 4, stride = 6, nAcc = ySize * xSize;
             const size_t lanes = size_t(cfg.batch() * cfg.blockOut());
-            const auto acc = randomInt32(rng, nAcc * lanes, INT32_MIN, INT32_MAX);
-            std::vector<int8_t> out(size_t(ySize) * stride * lanes, int8_t(0x5A));  // sentinel between rows
-            const uint32_t outAddr = upload(sim, out);
-            Instruction loadAcc = mem(Opcode::Load, MemId::Acc, 10, upload(sim, acc), nAcc, cfg);
+            const int accBits = cfg.accWidth(), outBits = cfg.outWidth();
+            const auto acc = randomBits(rng, nAcc * lanes, accBits);
+            // The output buffer starts as a 0x5A sentinel, so rows must land x_stride apart and
+            // the elements between them stay untouched.
+            const std::vector<uint8_t> sentinel(size_t(ySize) * stride * lanes * size_t(outBits) / 8, uint8_t(0x5A));
+            const uint32_t outAddr = upload(sim, sentinel);
+            Instruction loadAcc = mem(Opcode::Load, MemId::Acc, 10, upload(sim, packBits(acc, accBits)), nAcc, cfg);
             loadAcc.pushNext = true;
             Instruction store = mem(Opcode::Store, MemId::Out, 10, outAddr, xSize, cfg);
             store.ySize = ySize;
             store.xStride = stride;
             store.popPrev = true;
             sim.run(std::vector<Instruction>{loadAcc, store, finish()});
-            const auto got = sim.dram().readArray<int8_t>(outAddr, out.size());
+            const auto got = unpackBits(sim.dram().readArray<uint8_t>(outAddr, sentinel.size()), size_t(ySize) * stride * lanes, outBits);
+            std::vector<int32_t> want = unpackBits(sentinel, got.size(), outBits);
             for (uint32_t y = 0; y < ySize; ++y)
-                for (uint32_t x = 0; x < stride; ++x)
-                    for (size_t l = 0; l < lanes; ++l) {
-                        const size_t i = (size_t(y) * stride + x) * lanes + l;
-                        // Truncation to the low 8 bits (C++20 int conversion is modular), not saturation.
-                        const int8_t want = x < xSize ? int8_t(acc[(size_t(y) * xSize + x) * lanes + l]) : int8_t(0x5A);
-                        QVERIFY2(got[i] == want, qPrintable(QStringLiteral("out (%1, %2) lane %3").arg(y).arg(x).arg(l)));
-                    }
-            QCOMPARE(sim.stats().out_store_nbytes, uint64_t(ySize) * xSize * lanes * uint64_t(cfg.outWidth()) / 8);
+                for (uint32_t x = 0; x < xSize; ++x)
+                    for (size_t l = 0; l < lanes; ++l)  // truncation to OUT_WIDTH bits, not saturation
+                        want[(size_t(y) * stride + x) * lanes + l] = wrapBits(acc[(size_t(y) * xSize + x) * lanes + l], outBits);
+            for (size_t i = 0; i < got.size(); ++i)
+                QVERIFY2(got[i] == want[i], qPrintable(QStringLiteral("out value %1: %2 != %3").arg(i).arg(got[i]).arg(want[i])));
+            QCOMPARE(sim.stats().out_store_nbytes, uint64_t(ySize) * xSize * lanes * uint64_t(outBits) / 8);
         }
     }
 
