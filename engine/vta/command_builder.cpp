@@ -187,19 +187,19 @@ std::pair<uint32_t, uint32_t> CommandBuilder::placeKernel(const UopKernel& kerne
     const auto& uops = kernel.uops();
     const uint32_t n = uint32_t(uops.size());
     for (const Resident& r : m_resident)
-        if (r.kernel.uops() == uops) return {r.sramBegin, r.sramEnd};
+        if (r.kernel == kernel) return {r.sramBegin, r.sramEnd};
     if ((m_uops.size() + n) * VtaConfig::kUopElemBytes > kMaxXferBytes) {
         accumulate(m_carry, synchronize());
         m_hasCarry = true;
     }
     const VtaConfig& cfg = m_sim.config();
     for (const Uop& u : uops) encodeUop(u, cfg);  // throws naming an index that does not fit
-    if (m_sramEnd + n > uint32_t(cfg.uopBuffDepth())) {
-        m_resident.clear();
-        m_sramEnd = 0;
-    }
+    // A ring: placement wraps to 0 when the kernel does not fit after the last one, and every
+    // resident kernel the new one overwrites is forgotten.
+    if (m_sramEnd + n > uint32_t(cfg.uopBuffDepth())) m_sramEnd = 0;
     const uint32_t begin = m_sramEnd;
     m_sramEnd += n;
+    std::erase_if(m_resident, [&](const Resident& r) { return r.sramBegin < m_sramEnd && r.sramEnd > begin; });
     m_resident.push_back({kernel, begin, m_sramEnd});
     const Instruction insn =
         memInsn(Opcode::Load, MemId::Uop, begin, m_uopAddr / VtaConfig::kUopElemBytes + uint32_t(m_uops.size()), 1, n, n);

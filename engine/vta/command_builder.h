@@ -26,10 +26,11 @@
 /// compute stage pop both (so everything before has finished), appends FINISH, writes the
 /// micro-ops and the 128-bit instructions to DRAM and runs the device (Simulator::runFromDram).
 ///
-/// Micro-op kernels are cached in the uop SRAM as TVM's UopQueue does: a kernel equal to one
-/// still resident is not loaded again; a new one is placed after the last and loaded with a
-/// LOAD UOP on the compute stage; when the buffer is full, placement restarts at 0 and every
-/// resident kernel is forgotten. The cache does not survive synchronize() (TVM resets it).
+/// Micro-op kernels are cached in the uop SRAM as TVM's UopQueue does, a ring: a kernel equal to
+/// one still resident (same micro-ops, loops, mode and ALU fields; TVM keys them by their call
+/// site) is not loaded again; a new one is placed after the last and loaded with a LOAD UOP on the
+/// compute stage, or at 0 when it does not fit there, and the resident kernels it overwrites are
+/// forgotten. The cache does not survive synchronize() (TVM resets it).
 /// Like TVM's runtime, the builder synchronizes by itself when the instruction or micro-op
 /// staging buffer (TVM's VTA_MAX_XFER, 4 MiB each) would overflow; the reports of such runs are
 /// added into the next synchronize()'s report.

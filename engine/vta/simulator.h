@@ -46,8 +46,9 @@
 /// module does not have (a load's pop_prev) is an error. A module whose next instruction needs a
 /// token that is not there waits. When every module waits (or is done) with instructions left,
 /// the stream can never finish: run() throws tb::UserError naming each waiting instruction (index
-/// and opcode) and its empty queue, where TVM's simulator would loop forever. A stream without
-/// FINISH is rejected before it runs. Tokens left in the queues, and the SRAM contents, persist
+/// and opcode) and its empty queue, where TVM's simulator would loop forever. This includes
+/// instructions still waiting after FINISH ran (TVM's simulator would silently drop them). A
+/// stream without FINISH is rejected before it runs. Tokens left in the queues, and the SRAM contents, persist
 /// into the next run, as on the device.
 ///
 /// ## Cycle model (ours; TVM's simulator has no timing)

@@ -768,6 +768,59 @@ private Q_SLOTS:
         QVERIFY(userError([&] { b.pushAluOp(k); }).contains(QLatin1String("the kernel holds GEMM micro-ops")));
     }
 
+    void testBuilderUopCache() {
+        // An 8-entry uop buffer: three 3-uop kernels wrap around it; a kernel is loaded again only
+        // after a later one overwrote it (TVM's UopQueue ring), and every GEMM still reads its own
+        // micro-ops: each kernel runs twice, so acc = 2 * inp x wgt^T at its indices.
+        VtaConfig cfg;
+        cfg.logUopBuffSize = 5;
+        QCOMPARE(cfg.uopBuffDepth(), 8);
+        Simulator sim(cfg);
+        CommandBuilder cb(sim);
+        std::mt19937 rng(5);
+        const auto inp = randomInt8(rng, 4 * size_t(cfg.inpElemBytes()));
+        const auto wgt = randomInt8(rng, 4 * size_t(cfg.wgtElemBytes()));
+        cb.loadBuffer2D(upload(sim, inp), 0, 4, 1, 4, 0, 0, 0, 0, 0, MemId::Inp);
+        cb.loadBuffer2D(upload(sim, wgt), 0, 4, 1, 4, 0, 0, 0, 0, 0, MemId::Wgt);
+        cb.depPush(kLoadStage, kComputeStage);
+        cb.depPop(kLoadStage, kComputeStage);
+        const std::vector<std::vector<Uop>> kernels = {
+            {{0, 0, 0}, {1, 1, 1}, {2, 2, 2}}, {{3, 0, 1}, {4, 1, 2}, {5, 2, 3}}, {{6, 3, 0}, {7, 0, 3}, {8, 1, 1}}};
+        UopKernel reset;
+        for (uint32_t d = 0; d < 9; ++d) reset.pushGemm(d, 0, 0, true);
+        QVERIFY(userError([&] { cb.pushGemmOp(reset); }).contains(QLatin1String("does not fit the uop buffer of 8")));
+        reset = UopKernel{};
+        for (uint32_t d = 0; d < 8; ++d) reset.pushGemm(d + 1, 0, 0, true);
+        cb.pushGemmOp(reset);  // fills the ring: zero acc 1..8
+        UopKernel reset0;
+        reset0.pushGemm(0, 0, 0, true);
+        cb.pushGemmOp(reset0);
+        std::vector<UopKernel> k(3);
+        for (size_t i = 0; i < 3; ++i)
+            for (const Uop& u : kernels[i]) k[i].pushGemm(u.dstIdx, u.srcIdx, u.wgtIdx);
+        const size_t before = cb.instructions().size();
+        for (size_t i : {0, 1, 2, 1, 0, 2}) cb.pushGemmOp(k[i]);
+        std::vector<size_t> loadedAt;  // uop SRAM positions of the LOAD UOPs the six pushes caused
+        for (size_t i = before; i < cb.instructions().size(); ++i)
+            if (cb.instructions()[i].opcode == Opcode::Load && cb.instructions()[i].memoryType == MemId::Uop)
+                loadedAt.push_back(cb.instructions()[i].sramBase);
+        // k0 at 1 (after reset0 at 0), k1 at 4, k2 wraps to 0 (overwrites reset0, k0), k1 cached,
+        // k0 reloaded at 3 (overwrites k1), k2 cached.
+        QCOMPARE(loadedAt, (std::vector<size_t>{1, 4, 0, 3}));
+        cb.synchronize();
+        const int bin = cfg.blockIn(), bout = cfg.blockOut();
+        for (const auto& kernel : kernels)
+            for (const Uop& u : kernel) {
+                const auto got = sim.sramElement(MemId::Acc, u.dstIdx);
+                for (int o = 0; o < bout; ++o) {
+                    int32_t dot = 0;
+                    for (int kk = 0; kk < bin; ++kk)
+                        dot += int32_t(inp[u.srcIdx * size_t(bin) + size_t(kk)]) * wgt[u.wgtIdx * size_t(bin * bout) + size_t(o * bin + kk)];
+                    QCOMPARE(got[size_t(o)], 2 * dot);
+                }
+            }
+    }
+
     void testPipeline_data() {
         QTest::addColumn<QString>("config");
         QTest::addRow("1x16") << QStringLiteral("1x16");
