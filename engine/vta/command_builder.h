@@ -78,6 +78,7 @@ public:
         push(Mode::Alu, false, dst, src, 0, op, useImm, imm);
     }
 
+    // The recorded kernel: mode, reset flag and ALU fields are those of the first micro-op.
     Mode mode() const { return m_mode; }
     bool resetOut() const { return m_reset; }
     AluOpcode opcode() const { return m_opcode; }

@@ -108,9 +108,9 @@ struct Instruction {
 /// One micro-op (VTAUop): element indices into the accumulator, input (GEMM) or accumulator
 /// (ALU source), and weight buffers.
 struct Uop {
-    uint32_t dstIdx = 0;
-    uint32_t srcIdx = 0;
-    uint32_t wgtIdx = 0;
+    uint32_t dstIdx = 0;  ///< accumulator element (GEMM and ALU destination)
+    uint32_t srcIdx = 0;  ///< input element (GEMM) or accumulator element (ALU source)
+    uint32_t wgtIdx = 0;  ///< weight element (GEMM)
     friend bool operator==(const Uop&, const Uop&) = default;
 };
 

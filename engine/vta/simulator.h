@@ -97,11 +97,12 @@ public:
     void write(uint32_t addr, const void* src, size_t bytes);
     /// Copies DRAM bytes to the host; throws tb::UserError when out of range.
     void read(uint32_t addr, void* dst, size_t bytes) const;
-    /// Typed helpers: write/read `n` values of T (int8_t, int32_t, ...) at `addr`.
+    /// Writes `values` (int8_t, int32_t, ... in host byte order, little-endian) at `addr`.
     template <class T>
     void writeArray(uint32_t addr, const std::vector<T>& values) {
         write(addr, values.data(), values.size() * sizeof(T));
     }
+    /// Reads `n` values of T at `addr`.
     template <class T>
     std::vector<T> readArray(uint32_t addr, size_t n) const {
         std::vector<T> v(n);
@@ -189,8 +190,11 @@ public:
     explicit Simulator(const VtaConfig& cfg);
     Simulator(const VtaConfig& cfg, const CycleModel& model);
 
+    /// The hardware configuration the buffers and the ISA layout follow.
     const VtaConfig& config() const { return m_cfg; }
+    /// The costs run() times instructions with.
     const CycleModel& cycleModel() const { return m_model; }
+    /// The DRAM shared with the host: allocate and fill buffers here before a run, read results after.
     Dram& dram() { return m_dram; }
     const Dram& dram() const { return m_dram; }
 
