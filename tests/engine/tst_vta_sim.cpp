@@ -938,6 +938,9 @@ private Q_SLOTS:
         if (QTest::currentTestFailed()) return;
         runOnce(1, outSerial, serial);
         if (QTest::currentTestFailed()) return;
+        qInfo("%s: two slots %llu cycles, one slot %llu cycles, busy sum (no overlap) %llu cycles", qPrintable(config),
+              static_cast<unsigned long long>(pipelined.cycles), static_cast<unsigned long long>(serial.cycles),
+              static_cast<unsigned long long>(pipelined.serialCycles()));
         QVERIFY(outPipelined == want);
         QVERIFY(outSerial == want);
         // The cycle model: overlapping modules beat the sum of their busy times, and two slots
