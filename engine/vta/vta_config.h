@@ -21,6 +21,11 @@
 ///   333 MHz with a 128-bit bus, every other target (pynq, de10nano, sim, tsim, intelfocl) takes
 ///   the Pynq-Z1 numbers, 100 MHz and a 64-bit bus; the host target string (environment.py).
 ///
+/// What else differs per TARGET in TVM is on the compiler side and not part of this value: for
+/// "intelfocl", graph_pack's device annotation, the heterogeneous CPU + VTA build and the ALU-only
+/// operators (add.vta, multiply.vta: TVM's tutorial prints "ALU only op only available for
+/// intelfocl target" elsewhere); the lowering reads `target` for those.
+///
 /// Units: `*_BUFF_SIZE` in bytes; an "element" of a buffer is one row the hardware reads at once
 /// (one input vector BATCH x BLOCK_IN, one weight matrix BLOCK_OUT x BLOCK_IN, one accumulator
 /// vector BATCH x BLOCK_OUT, one 32-bit micro-op); DRAM addresses in LOAD/STORE instructions
