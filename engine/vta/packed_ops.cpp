@@ -234,6 +234,11 @@ private:
     int m_tiles = 0;
 };
 
+// A split factor (tile) must divide its axis: the "factors" policy has no tails.
+void checkDivides(const std::string& what, const char* knob, int64_t f, int64_t n) {
+    TB_USER_CHECK(f > 0 && n % f == 0) << what << ": " << knob << " " << f << " does not divide the axis of " << n;
+}
+
 // Checks the SRAM use against the buffers, and the kernels against the micro-op buffer.
 void checkSram(const VtaConfig& cfg, const SramUse& use, const std::string& what, const std::string& detail) {
     auto check = [&](const char* buffer, int64_t need, int64_t depth, int64_t bytes) {
@@ -333,9 +338,7 @@ ConvPlan planConv2d(const VtaConfig& cfg, const Conv2dWorkload& wl, const Conv2d
     p.CO = wl.outFilter / cfg.blockOut();
     p.OH = wl.outHeight();
     p.OW = wl.outWidth();
-    auto divides = [&](const char* knob, int64_t f, int64_t n) {
-        TB_USER_CHECK(f > 0 && n % f == 0) << p.what << ": " << knob << " " << f << " does not divide the axis of " << n;
-    };
+    auto divides = [&](const char* knob, int64_t f, int64_t n) { checkDivides(p.what, knob, f, n); };
     divides("tile_b", s.tileB, p.NB);
     divides("tile_h", s.tileH, p.OH);
     divides("tile_w", s.tileW, p.OW);
@@ -518,9 +521,7 @@ DensePlan planDense(const VtaConfig& cfg, const DenseWorkload& wl, const DenseSc
     p.NB = wl.batch / cfg.batch();
     p.CI = wl.inFeat / cfg.blockIn();
     p.CO = wl.outFeat / cfg.blockOut();
-    auto divides = [&](const char* knob, int64_t f, int64_t n) {
-        TB_USER_CHECK(f > 0 && n % f == 0) << p.what << ": " << knob << " " << f << " does not divide the axis of " << n;
-    };
+    auto divides = [&](const char* knob, int64_t f, int64_t n) { checkDivides(p.what, knob, f, n); };
     divides("tile_b", s.tileB, p.NB);
     divides("tile_ci", s.tileCi, p.CI);
     divides("tile_co", s.tileCo, p.CO);
@@ -631,9 +632,7 @@ AluPlan planAlu(const VtaConfig& cfg, const AluWorkload& wl, const AluSchedule& 
     checkEpilogue(epilogue, false, p.what);
     p.NB = wl.batch / cfg.batch();
     p.C = wl.channels / cfg.blockOut();
-    auto divides = [&](const char* knob, int64_t f, int64_t n) {
-        TB_USER_CHECK(f > 0 && n % f == 0) << p.what << ": " << knob << " " << f << " does not divide the axis of " << n;
-    };
+    auto divides = [&](const char* knob, int64_t f, int64_t n) { checkDivides(p.what, knob, f, n); };
     divides("tile_co", s.tileCo, p.C);
     divides("tile_h", s.tileH, wl.height);
     divides("tile_w", s.tileW, wl.width);
@@ -763,7 +762,7 @@ AluOperands randomAluOperands(const VtaConfig& cfg, const AluWorkload& wl, uint3
     std::mt19937 rng(seed);
     const size_t n = size_t(wl.batch) * wl.channels * wl.height * wl.width;
     auto fill = [&](bool int8) {
-        std::uniform_int_distribution<int32_t> d(int8 ? -128 : -(1 << 16), int8 ? 127 : (1 << 16) - 1);
+        std::uniform_int_distribution<int32_t> d(int8 ? -128 : -512, int8 ? 127 : 511);
         std::vector<int32_t> v(n);
         for (auto& x : v) x = d(rng);
         return v;

@@ -109,8 +109,9 @@ struct AluOperands {
 };
 
 /// Random operands with TVM's test ranges: data and weights uniform over int8, bias in
-/// [-2^14, 2^14) (test_benchmark_topi_conv2d.py); ALU operands over int8, or [-2^16, 2^16) for
-/// int32 ones. Deterministic per seed.
+/// [-2^14, 2^14) (test_benchmark_topi_conv2d.py); ALU operands over int8, or [-512, 512) for
+/// int32 ones (so that a sum or a shifted product lands inside the clip range [0, 127] often).
+/// Deterministic per seed.
 Conv2dOperands randomConv2dOperands(const VtaConfig& cfg, const Conv2dWorkload& wl, bool withBias, uint32_t seed);
 DenseOperands randomDenseOperands(const VtaConfig& cfg, const DenseWorkload& wl, uint32_t seed);
 AluOperands randomAluOperands(const VtaConfig& cfg, const AluWorkload& wl, uint32_t seed);
