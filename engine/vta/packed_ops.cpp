@@ -285,7 +285,6 @@ void pushKernels(CommandBuilder& cb, const std::vector<UopKernel>& kernels) {
 // --- conv2d_packed ------------------------------------------------------------------------------
 
 struct ConvPlan {
-    const VtaConfig* cfg = nullptr;
     Conv2dWorkload wl;
     Conv2dSchedule s;
     std::vector<EpilogueOp> epilogue;
@@ -327,7 +326,6 @@ ConvPlan planConv2d(const VtaConfig& cfg, const Conv2dWorkload& wl, const Conv2d
     checkInt8Core(cfg, "conv2d_packed");
     wl.validate(cfg);
     ConvPlan p;
-    p.cfg = &cfg;
     p.wl = wl;
     p.s = s;
     p.epilogue = epilogue;
@@ -698,17 +696,15 @@ std::vector<int8_t> toInt8(const std::vector<int32_t>& values, const char* op, c
     return out;
 }
 
-int64_t conv2dOutputValues(const VtaConfig& cfg, const Conv2dWorkload& wl) {
-    (void)cfg;
+int64_t conv2dOutputValues(const Conv2dWorkload& wl) {
     return int64_t(wl.batch) * wl.outFilter * wl.outHeight() * wl.outWidth();
 }
 
-void checkConvOperands(const VtaConfig& cfg, const Conv2dWorkload& wl, const std::vector<EpilogueOp>& epilogue,
+void checkConvOperands(const Conv2dWorkload& wl, const std::vector<EpilogueOp>& epilogue,
                        const Conv2dOperands& o) {
     checkSize(o.data.size(), int64_t(wl.batch) * wl.inFilter * wl.height * wl.width, "conv2d_packed", "data");
     checkSize(o.kernel.size(), int64_t(wl.outFilter) * wl.inFilter * wl.hkernel * wl.wkernel, "conv2d_packed", "kernel");
     checkSize(o.bias.size(), hasBias(epilogue) ? int64_t(wl.batch) * wl.outFilter : 0, "conv2d_packed", "bias");
-    (void)cfg;
 }
 
 }  // namespace
@@ -792,10 +788,10 @@ PackedOpResult runConv2dPacked(Simulator& sim, const Conv2dWorkload& wl, const C
                                const std::vector<EpilogueOp>& epilogue, const Conv2dOperands& operands) {
     const VtaConfig& cfg = sim.config();
     const ConvPlan plan = planConv2d(cfg, wl, sched, epilogue);
-    checkConvOperands(cfg, wl, epilogue, operands);
+    checkConvOperands(wl, epilogue, operands);
     const uint32_t data = upload(sim, operands.data), kernel = upload(sim, operands.kernel);
     const uint32_t bias = operands.bias.empty() ? 0 : upload(sim, operands.bias);
-    const int64_t outValues = conv2dOutputValues(cfg, wl);
+    const int64_t outValues = conv2dOutputValues(wl);
     const uint32_t out = sim.dram().alloc(size_t(outValues));
     CommandBuilder cb(sim);
     emitConv2d(cb, plan, data, kernel, bias, out);
@@ -834,11 +830,11 @@ std::vector<int8_t> conv2dPackedReference(const VtaConfig& cfg, const Conv2dWork
                                           const std::vector<EpilogueOp>& epilogue, const Conv2dOperands& o) {
     wl.validate(cfg);
     checkEpilogue(epilogue, true, "VTA conv2d_packed reference");
-    checkConvOperands(cfg, wl, epilogue, o);
+    checkConvOperands(wl, epilogue, o);
     const int64_t B = cfg.batch(), BI = cfg.blockIn(), BO = cfg.blockOut();
     const int64_t NB = wl.batch / B, CI = wl.inFilter / BI, CO = wl.outFilter / BO;
     const int64_t H = wl.height, W = wl.width, KH = wl.hkernel, KW = wl.wkernel, OH = wl.outHeight(), OW = wl.outWidth();
-    std::vector<int8_t> out(size_t(conv2dOutputValues(cfg, wl)));
+    std::vector<int8_t> out(size_t(conv2dOutputValues(wl)));
     for (int64_t bo = 0; bo < NB; ++bo)
         for (int64_t co = 0; co < CO; ++co)
             for (int64_t oh = 0; oh < OH; ++oh)

@@ -50,8 +50,9 @@
 ///   buffer (TVM's allocation bound check on the VTA scopes); the accumulator buffer holds the
 ///   output tile plus the bias tile (conv2d) or both operand tiles (add/multiply);
 /// - a micro-op kernel larger than the micro-op buffer, or one writing an accumulator twice within
-///   three consecutive micro-ops (TVM's runtime VerifyDep), e.g. a 3x3 conv2d tile of one row,
-///   one column and one channel block;
+///   three consecutive micro-ops (TVM's runtime VerifyDep), e.g. a 3x3 conv2d tile of one row and
+///   one channel block but several columns (columns and kernel columns fold into the GEMM's loops,
+///   the three kernel rows unroll into micro-ops on one accumulator);
 /// - a tile that is not one 2-D DMA (TVM's InjectDMAIntrin finds no 2-D pattern): a padded input
 ///   window spanning more than one channel block, or a (channels x rows x columns) tile of the
 ///   output or of an ALU operand whose rows are neither full nor single.
@@ -140,9 +141,12 @@ struct PackedOpResult {
     size_t instructions = 0;     ///< instructions of the stream (with the closing ones and FINISH)
 };
 
-/// Lowers conv2d_packed with `sched` and `epilogue`, runs it on `sim` (allocating operands and
-/// output in its DRAM) and returns the packed int8 output. Throws tb::UserError when the
-/// workload or operands are malformed (sizes named) or the config does not instantiate.
+/// Lowers conv2d_packed with `sched` and `epilogue`, runs it on `sim` and returns the packed int8
+/// output. Each call allocates the operands, the output and a CommandBuilder's staging buffers
+/// (2 x 4 MiB) in `sim`'s DRAM, which is never freed: use a fresh Simulator per run when running
+/// many configs. The config is checked (checkConv2dSchedule) before anything is allocated or run.
+/// Throws tb::UserError when the workload or operands are malformed (sizes named) or the config
+/// does not instantiate.
 PackedOpResult runConv2dPacked(Simulator& sim, const Conv2dWorkload& wl, const Conv2dSchedule& sched,
                                const std::vector<EpilogueOp>& epilogue, const Conv2dOperands& operands);
 /// As runConv2dPacked for dense_packed (AddBias is not supported: tb::UserError).
