@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+// vta_conv2d: simulated GOPS of resnet-18's conv2d_packed.vta workloads on the VTA simulator, for
+// TVM's fallback config and for the best of N random configs of the AutoTVM space, against the
+// cycle model's peak (BATCH*BLOCK_IN*BLOCK_OUT MACs per cycle at the target's clock).
+//
+//   vta_conv2d [N=10] [seed=1] [vta_config.json]
+//
+// Workloads: resnet-18 C2..C11 of TVM's test_benchmark_topi_conv2d.py (batch BATCH, the first
+// 7x7 layer stays on the CPU in TVM), epilogue >> 8, + bias, clip [0, 127] as that test. Random
+// configs are drawn uniformly from conv2d_packed.vta's space; configs that do not instantiate
+// (SRAM, micro-op dependences, 2-D DMA, thread tails) are counted and redrawn, up to 200*N draws.
+// The fallback is TVM's FallbackConfigEntity: every tile 1, no virtual threads (index 0). Every
+// output reported is checked bit for bit against the int8 reference. Times are simulated (cycle
+// model), not measured; "wall" is how long the simulator itself took.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/support/error.h"
+#include "engine/vta/packed_ops.h"
+#include "engine/vta/simulator.h"
+#include "engine/vta/vta_config.h"
+#include "engine/vta/vta_schedule.h"
+
+using namespace tb::vta;
+
+namespace {
+
+struct Named {
+    const char* name;
+    Conv2dWorkload wl;
+};
+
+Conv2dWorkload resnet(int batch, int hw, int ci, int co, int k, int pad, int stride) {
+    Conv2dWorkload wl;
+    wl.batch = batch, wl.height = wl.width = hw, wl.inFilter = ci, wl.outFilter = co;
+    wl.hkernel = wl.wkernel = k, wl.hpad = wl.wpad = pad, wl.hstride = wl.wstride = stride;
+    return wl;
+}
+
+struct Measured {
+    double gops = 0;
+    uint64_t cycles = 0;
+    double wallS = 0;
+    bool correct = false;
+};
+
+Measured measure(const VtaConfig& cfg, const Conv2dWorkload& wl, const Conv2dSchedule& s, const Conv2dOperands& ops,
+                 const std::vector<int8_t>& ref) {
+    Simulator sim(cfg);
+    const auto t0 = std::chrono::steady_clock::now();
+    const PackedOpResult r = runConv2dPacked(sim, wl, s, conv2dEpilogue(true), ops);
+    Measured m;
+    m.wallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    m.cycles = r.report.cycles;
+    m.gops = 2.0 * double(wl.macs()) / r.report.timeSeconds() * 1e-9;
+    m.correct = r.output == ref;
+    return m;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        const int n = argc > 1 ? std::atoi(argv[1]) : 10;
+        const uint32_t seed = argc > 2 ? uint32_t(std::atoi(argv[2])) : 1u;
+        const VtaConfig cfg = argc > 3 ? VtaConfig::fromFile(argv[3]) : VtaConfig::forTarget("pynq");
+        TB_USER_CHECK(n > 0) << "vta_conv2d: N must be positive";
+        const CycleModel model = CycleModel::forConfig(cfg);
+        const double peakGops = 2.0 * double(cfg.peakMacsPerCycle()) * model.clockMhz * 1e-3;
+        std::printf("VTA %s, %.0f MHz: peak %lld MACs/cycle = %.1f GOPS (simulated); best of %d random configs, seed %u\n",
+                    cfg.model().c_str(), model.clockMhz, static_cast<long long>(cfg.peakMacsPerCycle()), peakGops, n, seed);
+        const int B = cfg.batch();
+        const Named workloads[] = {
+            {"C2", resnet(B, 56, 64, 64, 3, 1, 1)},    {"C3", resnet(B, 56, 64, 128, 3, 1, 2)},
+            {"C4", resnet(B, 56, 64, 128, 1, 0, 2)},   {"C5", resnet(B, 28, 128, 128, 3, 1, 1)},
+            {"C6", resnet(B, 28, 128, 256, 3, 1, 2)},  {"C7", resnet(B, 28, 128, 256, 1, 0, 2)},
+            {"C8", resnet(B, 14, 256, 256, 3, 1, 1)},  {"C9", resnet(B, 14, 256, 512, 3, 1, 2)},
+            {"C10", resnet(B, 14, 256, 512, 1, 0, 2)}, {"C11", resnet(B, 7, 512, 512, 3, 1, 1)},
+        };
+        std::printf("%-4s %-54s %6s %10s %8s %6s %10s %8s %6s  %-66s %s\n", "wl", "workload", "space", "valid/drawn",
+                    "fb GOPS", "%peak", "best cyc", "GOPS", "%peak", "best config", "check");
+        std::mt19937_64 rng(seed);
+        for (const Named& w : workloads) {
+            const auto space = conv2dConfigSpace(w.wl, cfg);
+            const Conv2dOperands ops = randomConv2dOperands(cfg, w.wl, true, seed);
+            const auto ref = conv2dPackedReference(cfg, w.wl, conv2dEpilogue(true), ops);
+            const Measured fallback = measure(cfg, w.wl, Conv2dSchedule::fromConfig(space.get(0)), ops, ref);
+            std::uniform_int_distribution<int64_t> pick(0, space.size() - 1);
+            int valid = 0, drawn = 0;
+            Measured best;
+            std::string bestConfig = "-";
+            bool allCorrect = fallback.correct;
+            double wall = fallback.wallS;
+            while (valid < n && drawn < 200 * n) {
+                ++drawn;
+                const int64_t index = pick(rng);
+                const Conv2dSchedule s = Conv2dSchedule::fromConfig(space.get(index));
+                try {
+                    checkConv2dSchedule(cfg, w.wl, s, conv2dEpilogue(true));
+                } catch (const tb::UserError&) {
+                    continue;
+                }
+                ++valid;
+                const Measured m = measure(cfg, w.wl, s, ops, ref);
+                allCorrect = allCorrect && m.correct;
+                wall += m.wallS;
+                if (m.gops > best.gops) {
+                    best = m;
+                    bestConfig = "#" + std::to_string(index) + " " + s.str();
+                }
+            }
+            char valids[32];
+            std::snprintf(valids, sizeof valids, "%d/%d", valid, drawn);
+            std::printf("%-4s %-54s %6lld %10s %8.2f %5.1f%% %10llu %8.2f %5.1f%%  %-66s %s (wall %.1f s)\n", w.name,
+                        w.wl.str().c_str(), static_cast<long long>(space.size()), valids, fallback.gops,
+                        100.0 * fallback.gops / peakGops, static_cast<unsigned long long>(best.cycles), best.gops,
+                        100.0 * best.gops / peakGops, bestConfig.c_str(), allCorrect ? "ok" : "WRONG", wall);
+            std::fflush(stdout);
+        }
+    } catch (const tb::UserError& e) {
+        std::fprintf(stderr, "vta_conv2d: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}
