@@ -24,7 +24,7 @@ QString str(const std::string& s) { return QString::fromStdString(s); }
 QList<QCommandLineOption> TuneCommandLine::options() const {
     return net.options() + QList<QCommandLineOption>{target, targetHost, trials, log, resume, strategy, perRound, seed, costModel,
                                                      early, runner, tracker, key, tsv, number, repeat, minRepeat,
-                                                     timeout, flush, only, noSeed, pipeline};
+                                                     timeout, flush, only, noSeed, pipeline, abandon, rejectPreempted};
 }
 
 tuning::TuningJob TuneCommandLine::job(const QCommandLineParser& p) const {
@@ -81,6 +81,11 @@ tuning::TuningJob TuneCommandLine::job(const QCommandLineParser& p) const {
                                         << p.value(timeout).toStdString() << "'";
     r.enableCpuCacheFlush = p.isSet(flush);
     r.pipelineSlice = intValue(p, pipeline, 0);
+    r.abandonFactor = p.value(abandon).toDouble(&ok);
+    TB_USER_CHECK(ok && (r.abandonFactor == 0 || r.abandonFactor > 1))
+        << "--abandon-factor must be 0 (off) or a number > 1, got '" << p.value(abandon).toStdString() << "'";
+    r.rejectPreempted = p.isSet(rejectPreempted);
+    TB_USER_CHECK(!(r.rejectPreempted && r.enableCpuCacheFlush)) << "--reject-preempted does not combine with --cache-flush";
     return j;
 }
 
@@ -116,6 +121,8 @@ QStringList TuneCommandLine::arguments(const tuning::TuningJob& j) {
     if (r.timeoutS != d.runner.timeoutS) a << QStringLiteral("--timeout") << QString::number(r.timeoutS, 'g', 17);
     if (r.enableCpuCacheFlush) a << QStringLiteral("--cache-flush");
     if (r.pipelineSlice != d.runner.pipelineSlice) a << QStringLiteral("--pipeline") << QString::number(r.pipelineSlice);
+    if (r.abandonFactor != d.runner.abandonFactor) a << QStringLiteral("--abandon-factor") << QString::number(r.abandonFactor, 'g', 17);
+    if (r.rejectPreempted) a << QStringLiteral("--reject-preempted");
 
     a << QStringLiteral("--log") << str(j.logPath);
     if (j.resume) a << QStringLiteral("--resume");

@@ -65,6 +65,14 @@ struct TuneCommandLine {
                                                "next N (at nice 19) while the runner times these (default 0: build all, then run all; on 2 cores the "
                                                "compiles slow the timed kernels)."),
                                 QStringLiteral("N"), QStringLiteral("0")};
+    QCommandLineOption abandon{QStringLiteral("abandon-factor"),
+                               QStringLiteral("Local CPU runner: stop timing a candidate whose first call is F times "
+                                              "slower than its task's best so far; its record holds that call (default "
+                                              "2.5; 0: time every candidate fully, as TVM)."),
+                               QStringLiteral("F"), QStringLiteral("2.5")};
+    QCommandLineOption rejectPreempted{QStringLiteral("reject-preempted"),
+                                       QStringLiteral("Local CPU runner: time only the ~1 ms slices in which no thread of "
+                                                      "the measuring process was preempted (shared, loaded machines).")};
     QCommandLineOption noSeed{QStringLiteral("no-default-seed"),
                               QStringLiteral("Do not measure each task's default schedule in its first round (pure Ansor).")};
 

@@ -71,6 +71,8 @@ tuning::TuningJob engineJob(const TuningJob& j) {
     r.timeoutS = j.timeoutS;
     r.enableCpuCacheFlush = j.cacheFlush;
     r.pipelineSlice = j.pipelineSlice;
+    r.abandonFactor = j.abandonFactor;
+    r.rejectPreempted = j.rejectPreempted;
     r.trackerRetryTimeoutS = j.trackerRetryTimeoutS;
 
     e.logPath = sstr(j.logPath);
@@ -111,6 +113,8 @@ TuningJob sessionJob(const tuning::TuningJob& e) {
     j.timeoutS = r.timeoutS;
     j.cacheFlush = r.enableCpuCacheFlush;
     j.pipelineSlice = r.pipelineSlice;
+    j.abandonFactor = r.abandonFactor;
+    j.rejectPreempted = r.rejectPreempted;
     j.trackerRetryTimeoutS = r.trackerRetryTimeoutS;
 
     j.logPath = qstr(e.logPath);

@@ -220,6 +220,8 @@ struct TuningJob {
     double timeoutS = 10;        ///< runner timeout per candidate (s)
     bool cacheFlush = false;     ///< TVM enable_cpu_cache_flush (--cache-flush)
     int pipelineSlice = 0;       ///< --pipeline (RunnerConfig::pipelineSlice); no control in the window
+    double abandonFactor = 2.5;  ///< --abandon-factor (RunnerConfig::abandonFactor); no control in the window
+    bool rejectPreempted = false;  ///< --reject-preempted (RunnerConfig::rejectPreempted); no control in the window
     /// Give up on an unreachable tracker after this long (s); not a CLI option. The window's
     /// default is shorter than the CLI's 60 s: a tracker that is not there should fail the job soon.
     double trackerRetryTimeoutS = 10;

@@ -114,7 +114,7 @@ std::string LocalRunner::stopWorker(bool killIt) {
     return describeWaitStatus(status);
 }
 
-MeasureResult LocalRunner::runOne(const codegen::CompiledKernel& kernel, const CheckSpec* check) {
+MeasureResult LocalRunner::runOne(const codegen::CompiledKernel& kernel, const CheckSpec* check, double abandonAboveS) {
     using clock = std::chrono::steady_clock;
     const auto t0 = clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
@@ -131,6 +131,7 @@ MeasureResult LocalRunner::runOne(const codegen::CompiledKernel& kernel, const C
     req.timer.minRepeatMs = m_options.minRepeatMs;
     req.timer.cooldownIntervalMs = m_options.cooldownIntervalS * 1e3;
     req.timer.rejectPreempted = m_options.rejectPreempted;
+    req.timer.abandonAboveS = abandonAboveS;
     req.flushCache = m_options.enableCpuCacheFlush;
     req.seed = m_options.seed;
     if (check) {
@@ -175,7 +176,7 @@ std::vector<MeasureResult> LocalRunner::run(const std::vector<MeasureInput>& inp
             r = failure(b.errorNo == MeasureErrorNo::NoError ? MeasureErrorNo::CompileHost : b.errorNo, b.errorMsg);
         } else {
             r = runStep(m_batches, int(i), inputs[i].workloadKey, "local sandbox",
-                        [&] { return runOne(*b.kernel, inputs[i].check.get()); });
+                        [&] { return runOne(*b.kernel, inputs[i].check.get(), inputs[i].abandonAboveS); });
         }
         r.allCost += b.timeCost;
         out.push_back(std::move(r));

@@ -52,8 +52,8 @@ public:
     LocalRunner& operator=(const LocalRunner&) = delete;
 
     std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs, const std::vector<BuildResult>& builds) override;
-    /// Run one built kernel (args sized from kernel.argElements).
-    MeasureResult runOne(const codegen::CompiledKernel& kernel, const CheckSpec* check = nullptr);
+    /// Run one built kernel (args sized from kernel.argElements); abandonAboveS as MeasureInput's.
+    MeasureResult runOne(const codegen::CompiledKernel& kernel, const CheckSpec* check = nullptr, double abandonAboveS = 0);
 
     const RunnerOptions& options() const { return m_options; }
     /// How many worker processes were started so far (1 + restarts).

@@ -64,6 +64,11 @@ struct MeasureInput {
     std::shared_ptr<const codegen::GpuModule> gpuModule;
     /// Optional correctness check (the runner then restarts the worker after a wrong answer).
     std::shared_ptr<const CheckSpec> check;
+    /// Early abandon (seconds; 0 = off): a CPU runner that times one call slower than this stops
+    /// there and reports that call's time as the candidate's only cost, instead of filling a whole
+    /// measurement (timer.h TimerOptions::abandonAboveS). The measurer sets it from the task's best
+    /// cost so far (tuning/program_measurer.h setAbandonFactor). GPU and RPC runners ignore it.
+    double abandonAboveS = 0;
     /// Opaque identification for logs and records: the workload key and the state's text.
     std::string workloadKey;
     std::string stateText;

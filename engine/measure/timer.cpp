@@ -72,6 +72,13 @@ std::vector<double> timeEvaluate(const std::function<void()>& f, const TimerOpti
     using clock = std::chrono::steady_clock;
     TB_CHECK(o.number >= 1 && o.repeat >= 1) << "timer needs number >= 1 and repeat >= 1";
     if (!o.skipWarmup) f();
+    if (o.abandonAboveS > 0) {
+        if (preprocess) preprocess();
+        const auto t0 = clock::now();
+        f();
+        const double s = std::chrono::duration<double>(clock::now() - t0).count();
+        if (s > o.abandonAboveS) return {s};
+    }
     if (o.rejectPreempted && !preprocess) return timeEvaluateUnpreempted(f, o);
     return timeEvaluateRounds(
         [&](int number) {

@@ -51,6 +51,12 @@ struct TimerOptions {
     bool skipWarmup = false;        ///< the caller already made the warm-up call
     bool extendShortRound = true;   ///< extend a round shorter than minRepeatMs (see the file comment)
     bool rejectPreempted = false;   ///< count only slices without preemption (see the file comment)
+    /// Early abandon (timeEvaluate only; seconds, 0 = off): after the warm-up, one call is timed;
+    /// when it took longer than this, the result is that one time ({t}, a single cost) and nothing
+    /// more is run. The search only needs to know that such a candidate is far from the best, and a
+    /// full measurement of a slow kernel (min_repeat_ms, or `number` calls of it) is the most
+    /// expensive measurement of a round. Not TVM's: its runner times every candidate alike.
+    double abandonAboveS = 0;
 };
 
 /// rejectPreempted: the target length of one slice (ms), and how long a round may run in all, as a

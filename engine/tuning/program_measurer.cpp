@@ -86,6 +86,11 @@ std::vector<measure::MeasureResult> ProgramMeasurer::measurePipelined(const std:
     return results;
 }
 
+void ProgramMeasurer::setAbandonFactor(double factor) {
+    TB_USER_CHECK(factor == 0 || factor > 1) << "the early-abandon factor must be 0 (off) or > 1, got " << factor;
+    m_abandonFactor = factor;
+}
+
 std::vector<search::MeasureOutcome> ProgramMeasurer::measure(const search::SearchTask& task, const std::vector<State>& states) {
     using clock = std::chrono::steady_clock;
     auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
@@ -107,6 +112,8 @@ std::vector<search::MeasureOutcome> ProgramMeasurer::measure(const search::Searc
         }
     });
     m_phases.lowerSeconds = since(t0);
+    if (auto best = m_bestCost.find(task.workloadKey); m_abandonFactor > 0 && best != m_bestCost.end())
+        for (auto& in : inputs) in.abandonAboveS = best->second * m_abandonFactor;
     std::vector<measure::MeasureResult> results;
     const size_t n = inputs.size(), slice = size_t(m_pipelineSlice);
     if (slice == 0 || n <= slice) {
@@ -127,6 +134,10 @@ std::vector<search::MeasureOutcome> ProgramMeasurer::measure(const search::Searc
         o.errorNo = int(results[i].errorNo);
         o.errorMsg = lowerErrors[i].empty() ? results[i].errorMsg : lowerErrors[i];
         o.allCost = results[i].allCost;
+        if (results[i].ok()) {
+            auto [it, fresh] = m_bestCost.try_emplace(task.workloadKey, results[i].meanCost());
+            if (!fresh) it->second = std::min(it->second, results[i].meanCost());
+        }
         ++m_measured;
         if (o.errorNo != 0) ++m_failed;
         if (m_writer) m_writer->append(makeRecord(task, m_target, states[i], o));

@@ -22,6 +22,7 @@
 /// §4.3). Every candidate yields exactly one outcome and one record.
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -53,6 +54,15 @@ public:
     void setPipelineSlice(int candidates);
     int pipelineSlice() const { return m_pipelineSlice; }
 
+    /// Early abandon (CPU local runner; 0 = off, TVM's behaviour): a candidate whose first timed call
+    /// is slower than `factor` x the best cost this measurer has seen for its task is not measured
+    /// further; its record holds that one call's time (MeasureInput::abandonAboveS, timer.h). A
+    /// candidate that slow has a cost-model target (best / cost) under 1 / factor either way, so the
+    /// search loses nothing it uses, and the round saves the longest measurements it had. Throws
+    /// tb::UserError for a factor in (0, 1].
+    void setAbandonFactor(double factor);
+    double abandonFactor() const { return m_abandonFactor; }
+
     /// Total candidates measured, and how many failed.
     int measured() const { return m_measured; }
     int failed() const { return m_failed; }
@@ -68,6 +78,8 @@ private:
     std::string m_target;
     int m_measured = 0, m_failed = 0;
     int m_pipelineSlice = 0;
+    double m_abandonFactor = 0;
+    std::map<std::string, double> m_bestCost;  // per workload key: best mean cost measured (s)
     search::MeasurePhases m_phases;
 };
 

@@ -106,13 +106,22 @@ std::unique_ptr<measure::ProgramRunner> makeRunner(const RunnerConfig& rc, const
         << "target '" << target.recordString << "' does not run on this machine: use the RPC runner with a device key";
     measure::RunnerOptions o;
     setTiming(o, rc);
+    o.rejectPreempted = rc.rejectPreempted;
     o.seed = seed;
     return std::make_unique<measure::LocalRunner>(o);
 }
 
 std::string Tuner::runnerSummary() const {
-    if (const auto* r = dynamic_cast<const measure::LocalRunner*>(m_runner.get()))
-        return "local sandbox: " + timingSummary(r->options());
+    if (const auto* r = dynamic_cast<const measure::LocalRunner*>(m_runner.get())) {
+        std::string extra;
+        if (m_measurer && m_measurer->abandonFactor() > 0) {
+            char buf[48];
+            std::snprintf(buf, sizeof(buf), "abandon at %gx best", m_measurer->abandonFactor());
+            extra = buf;
+        }
+        if (r->options().rejectPreempted) extra += std::string(extra.empty() ? "" : ", ") + "preempted slices rejected";
+        return "local sandbox" + (extra.empty() ? std::string() : " (" + extra + ")") + ": " + timingSummary(r->options());
+    }
     if (const auto* r = dynamic_cast<const measure::GpuLocalRunner*>(m_runner.get())) {
         const auto& o = r->options();
         char buf[200];
@@ -203,7 +212,10 @@ std::unique_ptr<Tuner> buildTuner(const TuningJob& job) {
         });
     }
     TB_USER_CHECK(job.runner.pipelineSlice >= 0) << "the pipeline slice must be >= 0, got " << job.runner.pipelineSlice;
-    if (!gpu && job.runner.kind == RunnerConfig::Kind::Local) t->m_measurer->setPipelineSlice(job.runner.pipelineSlice);
+    if (!gpu && job.runner.kind == RunnerConfig::Kind::Local) {
+        t->m_measurer->setPipelineSlice(job.runner.pipelineSlice);
+        t->m_measurer->setAbandonFactor(job.runner.abandonFactor);
+    }
     t->m_network = std::make_unique<NetworkTuner>(std::move(tasks), job.search, lowerer, *t->m_measurer);
     if (!job.latencyLogPath.empty()) {
         t->m_latencyLog = std::make_unique<LogEstimatedLatency>(job.latencyLogPath);

@@ -73,6 +73,12 @@ struct RunnerConfig {
     /// Local CPU runner: candidates per pipeline slice (ProgramMeasurer::setPipelineSlice; 0 = none,
     /// TVM's build-all-then-run-all). Ignored by the RPC and GPU runners, which keep whole batches.
     int pipelineSlice = 0;
+    /// Local CPU runner: stop timing a candidate whose first call is this many times slower than
+    /// the task's best so far (ProgramMeasurer::setAbandonFactor; 0 = off, TVM's behaviour).
+    double abandonFactor = 2.5;
+    /// Local CPU runner: count only the timing slices in which no worker thread was preempted
+    /// (timer.h TimerOptions::rejectPreempted). Not with enableCpuCacheFlush.
+    bool rejectPreempted = false;
     bool operator==(const RunnerConfig&) const = default;
 };
 

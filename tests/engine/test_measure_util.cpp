@@ -27,14 +27,16 @@ std::shared_ptr<lower::LoweredFunc> vectorAdd(int64_t n, bool subtract, int64_t 
     return f;
 }
 
-std::shared_ptr<lower::LoweredFunc> endlessLoop() {
+std::shared_ptr<lower::LoweredFunc> endlessLoop() { return dependentAdds(int64_t(1) << 62); }
+
+std::shared_ptr<lower::LoweredFunc> dependentAdds(int64_t n) {
     using namespace lower;
     auto A = makeBuffer("A", {kN}), B = makeBuffer("B", {kN}), C = makeBuffer("C", {kN});
     Var i("i");
     auto f = std::make_shared<LoweredFunc>();
     f->name = "spin";
     f->args = {A, B, C};
-    f->body = makeFor(i, te::intImm(0), te::intImm(int64_t(1) << 62), ForKind::Serial,
+    f->body = makeFor(i, te::intImm(0), te::intImm(n), ForKind::Serial,
                       makeStore(C, {Expr(0)}, bufferLoad(C, {Expr(0)}) * bufferLoad(A, {Expr(1)}) + te::floatImm(1.0)));
     return f;
 }

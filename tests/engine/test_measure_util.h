@@ -27,6 +27,8 @@ std::shared_ptr<lower::LoweredFunc> vectorAdd(int64_t n = kN, bool subtract = fa
 
 /// 2^62 dependent float additions into C[0] over kN-element A, B, C: never finishes.
 std::shared_ptr<lower::LoweredFunc> endlessLoop();
+/// `n` dependent float multiply-adds into C[0] over kN-element A, B, C (about n x 4 cycles).
+std::shared_ptr<lower::LoweredFunc> dependentAdds(int64_t n);
 
 /// vectorAdd's check: A = 0..kN-1, B = 1, expected C = A + B.
 std::shared_ptr<measure::CheckSpec> addCheck();

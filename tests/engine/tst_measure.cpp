@@ -97,6 +97,33 @@ private Q_SLOTS:
         QTest::addRow("tvm") << false << 3 + 11 + 11;
     }
 
+    void testTimerAbandonsSlowCall() {
+        // abandonAboveS: after the warm-up one call is timed; slower than the limit, it is the only
+        // result and nothing else runs. Faster, the usual rounds follow (the probe call is extra).
+        using clock = std::chrono::steady_clock;
+        int calls = 0;
+        auto kernel = [&] {
+            ++calls;
+            const auto end = clock::now() + std::chrono::milliseconds(2);
+            while (clock::now() < end) {
+            }
+        };
+        measure::TimerOptions o;
+        o.number = 2;
+        o.repeat = 3;
+        o.minRepeatMs = 0;
+        o.abandonAboveS = 1e-3;
+        auto slow = measure::timeEvaluate(kernel, o);
+        QCOMPARE(slow.size(), size_t(1));
+        QVERIFY2(slow[0] >= 2e-3, std::to_string(slow[0]).c_str());
+        QCOMPARE(calls, 2);  // warm-up + the probe
+        calls = 0;
+        o.abandonAboveS = 1.0;
+        auto full = measure::timeEvaluate(kernel, o);
+        QCOMPARE(full.size(), size_t(3));
+        QCOMPARE(calls, 1 + 1 + 2 * 3);
+    }
+
     void testTimerRejectsPreemptedSlices() {
         // A kernel that takes 0.2 ms, except while "another process holds the core": then 3 ms. The
         // fake switch counter moves during exactly those slices, so the round must count only the

@@ -40,6 +40,15 @@ std::vector<tuning::NetworkTask> tasks() {
     return t;
 }
 
+/// A 64x64x64 matmul + add task whose states the measurer tests map to hand-written programs.
+search::SearchTask matmulTask() {
+    search::SearchTask task;
+    task.dag = test::matmulAdd(64, 64, 64);
+    task.workloadKey = task.dag->workloadKey();
+    task.target = "llvm";
+    return task;
+}
+
 struct Collector : tuning::TuneObserver {
     std::vector<tuning::MeasuredTrial> all;
     void onTrials(const std::vector<tuning::MeasuredTrial>& t) override { all.insert(all.end(), t.begin(), t.end()); }
@@ -53,11 +62,8 @@ private Q_SLOTS:
     // outcomes, in batch order, as the unpipelined one: a crashing candidate still costs one
     // RUNTIME_DEVICE record and the next one runs; observers see one batch with batch-wide indices.
     void testPipelinedMeasurerKeepsOrderAndErrors() {
-        const auto dag = test::matmulAdd(64, 64, 64);
-        search::SearchTask task;
-        task.dag = dag;
-        task.workloadKey = dag->workloadKey();
-        task.target = "llvm";
+        const search::SearchTask task = matmulTask();
+        const auto dag = task.dag;
         // Eight distinct states (a different split of stage 2's first or second loop each); the lowerer maps
         // each to a hand-written program whose behaviour is known.
         std::vector<State> states;
@@ -140,6 +146,48 @@ private Q_SLOTS:
         QCOMPARE(int(buildEvents.size()), 1);
         QCOMPARE(buildEvents[0].batch, 3LL);
         QCOMPARE(buildEvents[0].candidate, 0);
+    }
+
+    // Early abandon: once a task has a best cost, a candidate whose first timed call is slower than
+    // factor x that best is not measured further (one cost in its record); candidates near the best
+    // are measured fully (`repeat` costs). With the factor 0 (TVM's behaviour) every candidate is.
+    void testMeasurerAbandonsSlowCandidates() {
+        const search::SearchTask task = matmulTask();
+        const auto dag = task.dag;
+        std::vector<State> states;
+        std::map<std::string, std::shared_ptr<lower::LoweredFunc>> programOf;
+        // ~4 us, ~4.4 us and ~4 ms of dependent multiply-adds.
+        for (int64_t n : {int64_t(1000), int64_t(1100), int64_t(1000000)}) {
+            State s(*dag);
+            addStep(&s, SplitStep{2, 0, 64, {int64_t(2) << states.size()}, true}, *dag);
+            programOf[s.toStr()] = test::dependentAdds(n);
+            states.push_back(s);
+        }
+        lower::StateLowerer lowerer = [&](const search::SearchTask&, const State& s) { return *programOf.at(s.toStr()); };
+        measure::LocalBuilder builder(codegen::Target::host());
+        measure::RunnerOptions ro;
+        ro.minRepeatMs = 0;
+        ro.repeat = 3;
+        ro.numThreads = 1;
+        measure::LocalRunner runner(ro);
+        tuning::ProgramMeasurer abandoning(lowerer, builder, runner, nullptr, "llvm -keys=cpu");
+        tuning::ProgramMeasurer full(lowerer, builder, runner, nullptr, "llvm -keys=cpu");
+        QVERIFY_THROWS_EXCEPTION(tb::UserError, abandoning.setAbandonFactor(1.0));
+        abandoning.setAbandonFactor(2.5);
+        full.setAbandonFactor(0);
+        for (auto* m : {&abandoning, &full}) {
+            const auto first = m->measure(task, {states[0]});  // no best yet: measured fully
+            QCOMPARE(first[0].errorNo, 0);
+            QCOMPARE(first[0].costs.size(), size_t(3));
+        }
+        const auto a = abandoning.measure(task, {states[1], states[2]});
+        const auto f = full.measure(task, {states[1], states[2]});
+        QCOMPARE(a[0].costs.size(), size_t(3));  // within 2.5x of the best: a full measurement
+        QCOMPARE(a[1].errorNo, 0);
+        QCOMPARE(a[1].costs.size(), size_t(1));  // ~1000x the best: one call
+        QCOMPARE(f[1].costs.size(), size_t(3));
+        // The one call still ranks the candidate: far slower than the best.
+        QVERIFY(a[1].costs[0] > 100 * a[0].costs[0]);
     }
 
     void testTuneAndResume() {

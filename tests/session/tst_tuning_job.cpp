@@ -55,6 +55,8 @@ QMap<QString, QString> fields(const tuning::TuningJob& j) {
         {QStringLiteral("timeoutS"), QString::number(j.runner.timeoutS)},
         {QStringLiteral("cacheFlush"), b(j.runner.enableCpuCacheFlush)},
         {QStringLiteral("pipeline"), QString::number(j.runner.pipelineSlice)},
+        {QStringLiteral("abandon"), QString::number(j.runner.abandonFactor)},
+        {QStringLiteral("rejectPreempted"), b(j.runner.rejectPreempted)},
         {QStringLiteral("log"), s(j.logPath)},
         {QStringLiteral("resume"), b(j.resume)},
         {QStringLiteral("tsv"), s(j.latencyLogPath)},
@@ -128,6 +130,9 @@ private Q_SLOTS:
         row("--timeout", {QStringLiteral("--timeout"), QStringLiteral("2.5")}, {QStringLiteral("timeoutS=2.5")});
         row("--cache-flush", {QStringLiteral("--cache-flush")}, {QStringLiteral("cacheFlush=true")});
         row("--pipeline", {QStringLiteral("--pipeline"), QStringLiteral("8")}, {QStringLiteral("pipeline=8")});
+        row("--abandon-factor", {QStringLiteral("--abandon-factor"), QStringLiteral("4")}, {QStringLiteral("abandon=4")});
+        row("--abandon-factor 0", {QStringLiteral("--abandon-factor"), QStringLiteral("0")}, {QStringLiteral("abandon=0")});
+        row("--reject-preempted", {QStringLiteral("--reject-preempted")}, {QStringLiteral("rejectPreempted=true")});
         row("--log --resume", {QStringLiteral("--log"), QStringLiteral("/tmp/r18.json"), QStringLiteral("--resume")},
             {QStringLiteral("log=/tmp/r18.json"), QStringLiteral("resume=true")});
         row("--tsv", {QStringLiteral("--tsv"), QStringLiteral("/tmp/lat.tsv")}, {QStringLiteral("tsv=/tmp/lat.tsv")});
@@ -181,6 +186,12 @@ private Q_SLOTS:
                                     << QStringLiteral("--min-repeat-ms");
         QTest::addRow("timeout") << withBase({QStringLiteral("--timeout"), QStringLiteral("0")}) << QStringLiteral("--timeout");
         QTest::addRow("pipeline") << withBase({QStringLiteral("--pipeline"), QStringLiteral("-1")}) << QStringLiteral("--pipeline");
+        QTest::addRow("abandon factor 1") << withBase({QStringLiteral("--abandon-factor"), QStringLiteral("1")})
+                                          << QStringLiteral("--abandon-factor");
+        QTest::addRow("abandon factor word") << withBase({QStringLiteral("--abandon-factor"), QStringLiteral("x")})
+                                             << QStringLiteral("--abandon-factor");
+        QTest::addRow("reject-preempted with flush")
+            << withBase({QStringLiteral("--reject-preempted"), QStringLiteral("--cache-flush")}) << QStringLiteral("--reject-preempted");
         QTest::addRow("strategy") << withBase({QStringLiteral("--strategy"), QStringLiteral("greedy")}) << QStringLiteral("greedy");
         QTest::addRow("cost model") << withBase({QStringLiteral("--cost-model"), QStringLiteral("mlp")})
                                     << QStringLiteral("--cost-model");

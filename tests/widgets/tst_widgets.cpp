@@ -992,6 +992,8 @@ private Q_SLOTS:
         j.timeoutS = 2.5;
         j.cacheFlush = true;
         j.pipelineSlice = 8;  // no control: kept as hidden
+        j.abandonFactor = 4;  // the same
+        j.rejectPreempted = true;
         j.trackerRetryTimeoutS = 33;
         j.logPath = QStringLiteral("/nonexistent/r18.json");  // no file: resume is not offered
         j.latencyLogPath = QStringLiteral("/tmp/latency.tsv");
