@@ -65,6 +65,12 @@ struct TuneCommandLine {
                                                "next N (at nice 19) while the runner times these (default 0: build all, then run all; on 2 cores the "
                                                "compiles slow the timed kernels)."),
                                 QStringLiteral("N"), QStringLiteral("0")};
+    QCommandLineOption layoutRewrite{
+        QStringLiteral("layout-rewrite"),
+        QStringLiteral("TVM layout_rewrite_option of the tasks: 2 times each kernel with its weights already in the "
+                       "layout its loops read (as a network compiled with the log runs it), 0 in their original "
+                       "layout (default: 2 on CPU targets, 0 on GPUs, TVM's choice for a network's tasks)."),
+        QStringLiteral("0|2")};
     QCommandLineOption noSeed{QStringLiteral("no-default-seed"),
                               QStringLiteral("Do not measure each task's default schedule in its first round (pure Ansor).")};
 

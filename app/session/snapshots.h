@@ -220,6 +220,9 @@ struct TuningJob {
     double timeoutS = 10;        ///< runner timeout per candidate (s)
     bool cacheFlush = false;     ///< TVM enable_cpu_cache_flush (--cache-flush)
     int pipelineSlice = 0;       ///< --pipeline (RunnerConfig::pipelineSlice); no control in the window
+    /// --layout-rewrite (tuning::TuningJob::layoutRewrite): 0 or 2; -1 = the target's default (2 on
+    /// CPUs, 0 on GPUs); no control in the window
+    int layoutRewrite = -1;
     /// Give up on an unreachable tracker after this long (s); not a CLI option. The window's
     /// default is shorter than the CLI's 60 s: a tracker that is not there should fail the job soon.
     double trackerRetryTimeoutS = 10;

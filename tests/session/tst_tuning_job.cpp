@@ -55,6 +55,7 @@ QMap<QString, QString> fields(const tuning::TuningJob& j) {
         {QStringLiteral("timeoutS"), QString::number(j.runner.timeoutS)},
         {QStringLiteral("cacheFlush"), b(j.runner.enableCpuCacheFlush)},
         {QStringLiteral("pipeline"), QString::number(j.runner.pipelineSlice)},
+        {QStringLiteral("layoutRewrite"), j.layoutRewrite ? QString::number(int(*j.layoutRewrite)) : QStringLiteral("default")},
         {QStringLiteral("log"), s(j.logPath)},
         {QStringLiteral("resume"), b(j.resume)},
         {QStringLiteral("tsv"), s(j.latencyLogPath)},
@@ -128,6 +129,8 @@ private Q_SLOTS:
         row("--timeout", {QStringLiteral("--timeout"), QStringLiteral("2.5")}, {QStringLiteral("timeoutS=2.5")});
         row("--cache-flush", {QStringLiteral("--cache-flush")}, {QStringLiteral("cacheFlush=true")});
         row("--pipeline", {QStringLiteral("--pipeline"), QStringLiteral("8")}, {QStringLiteral("pipeline=8")});
+        row("--layout-rewrite 0", {QStringLiteral("--layout-rewrite"), QStringLiteral("0")}, {QStringLiteral("layoutRewrite=0")});
+        row("--layout-rewrite 2", {QStringLiteral("--layout-rewrite"), QStringLiteral("2")}, {QStringLiteral("layoutRewrite=2")});
         row("--log --resume", {QStringLiteral("--log"), QStringLiteral("/tmp/r18.json"), QStringLiteral("--resume")},
             {QStringLiteral("log=/tmp/r18.json"), QStringLiteral("resume=true")});
         row("--tsv", {QStringLiteral("--tsv"), QStringLiteral("/tmp/lat.tsv")}, {QStringLiteral("tsv=/tmp/lat.tsv")});
@@ -181,6 +184,8 @@ private Q_SLOTS:
                                     << QStringLiteral("--min-repeat-ms");
         QTest::addRow("timeout") << withBase({QStringLiteral("--timeout"), QStringLiteral("0")}) << QStringLiteral("--timeout");
         QTest::addRow("pipeline") << withBase({QStringLiteral("--pipeline"), QStringLiteral("-1")}) << QStringLiteral("--pipeline");
+        QTest::addRow("layout rewrite 1") << withBase({QStringLiteral("--layout-rewrite"), QStringLiteral("1")})
+                                          << QStringLiteral("--layout-rewrite");
         QTest::addRow("strategy") << withBase({QStringLiteral("--strategy"), QStringLiteral("greedy")}) << QStringLiteral("greedy");
         QTest::addRow("cost model") << withBase({QStringLiteral("--cost-model"), QStringLiteral("mlp")})
                                     << QStringLiteral("--cost-model");
