@@ -24,7 +24,8 @@
 //             times, so use more only on an otherwise idle machine with that many cores)
 //   --dump    write lowered IR, optimised LLVM IR and assembly of one record (0-based index in the
 //             log) to DIR/record<N>.{lowered,ll,s,O0.ll} (O0.ll: the module before LLVM's pipeline)
-//             and print its compile time
+//             and print its compile time; with a layout-free weight also the kernel that reads it
+//             rewritten, DIR/record<N>.rewritten.{lowered,s}
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -145,6 +146,14 @@ int main(int argc, char** argv) {
         codegen::Target o0 = host;
         o0.optLevel = 0;
         std::ofstream(base + ".O0.ll") << codegen::compile(f, o0, codegen::CompileOptions{true, false}).llvmIr;
+        // The same schedule reading its weights in the rewritten layout (as TVM timed it).
+        const LayoutRewrite rw = rewriteLayout(dag, inferBound(replaySteps(dag, stepsFromJson(rec.steps))),
+                                               LayoutRewriteOption::RewriteForPreTransformed);
+        if (rw.rewritten()) {
+            auto kr = codegen::compile(lower::lowerState(rw.dag, rw.state), host, codegen::CompileOptions{true, true});
+            std::ofstream(base + ".rewritten.lowered") << kr.loweredIr;
+            std::ofstream(base + ".rewritten.s") << kr.assembly;
+        }
         std::printf("record %ld: task %zu (%s), compile %.3f s (with IR + assembly), lowered %zu B, LLVM IR %zu B, asm %zu B -> %s.*\n",
                     opt.dumpRecord, ti, tasks[ti].desc.c_str(), k.compileSeconds, k.loweredIr.size(), k.llvmIr.size(),
                     k.assembly.size(), base.c_str());

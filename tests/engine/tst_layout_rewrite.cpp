@@ -287,6 +287,7 @@ private Q_SLOTS:
         QTest::addColumn<QString>("network");
         QTest::addRow("mlp") << QStringLiteral("mlp");
         QTest::addRow("two convs") << QStringLiteral("convs");
+        QTest::addRow("resnet-18 with TVM's log") << QStringLiteral("resnet-18");
     }
     void testCompiledNetwork() {
         QFETCH(QString, network);
@@ -297,6 +298,20 @@ private Q_SLOTS:
             const graph::NodeId x = g.addInput("data", graph::TensorType{{1, 14, 14, 16}, te::DType::Float32});
             const graph::NodeId y = test::addConvBiasRelu(g, x, 16, 32, 5, "1");
             g.setOutputs({test::addConvBiasRelu(g, y, 32, 32, 9, "2")});
+        }
+        if (network == QStringLiteral("resnet-18")) {
+            // TVM's records (all layout_rewrite_option 2): every tuned conv and the dense read
+            // pre-transformed weights; the logits equal the interpreter's.
+            g = test::withLogits(graph::makeNetwork("resnet-18", 1, "NHWC"));
+            runtime::BuildOptions bo;
+            bo.logPath = kTvmLog;
+            runtime::CompiledModule mod = runtime::build(g, bo);
+            int rewritten = 0;
+            for (const auto& k : mod.report().kernels) rewritten += !k.layoutRewrite.empty();
+            QCOMPARE(rewritten, 21);  // 24 tasks less the max pool, global average pool and softmax ones
+            const double err = test::compareWithInterpreter(mod, g);
+            QVERIFY2(err < 1e-4, qPrintable(QString::number(err)));
+            return;
         }
         const std::string target = runtime::hostTargetString();
         graph::TaskExtractionOptions eo;
