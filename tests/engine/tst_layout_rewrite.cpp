@@ -134,6 +134,10 @@ private Q_SLOTS:
                                 QCOMPARE(t[flat], w[size_t(((c * 3 + d) * 16 + 4 * b + e) * 32 + 8 * a + f)]);
 
         QVERIFY(rewrittenVsOriginal(dag, s, rw, 11) < 1e-5);
+        // The rewritten kernel really reads another order: fed the untransformed weight, it is wrong.
+        std::vector<std::vector<float>> in{randomVector(8 * 8 * 16, 12), w};
+        const std::vector<float> want = runKernel(dag, s, in), got = runKernel(rw.dag, rw.state, in);
+        QVERIFY(runtime::relativeMaxError(got.data(), want.data(), want.size()) > 1e-2);
     }
 
     // Dense: loops j.0 k.0 i j.1 k.1 j.2 (extents 4 4 4 4 16 2); the weight B[j, k].
