@@ -120,8 +120,13 @@ int runCompile(const QStringList& args) {
                                  QStringLiteral("--runner rpc fails (exit 1) when a device output differs from the "
                                                 "reference interpreter's by more than this relative error (default 1e-4)."),
                                  QStringLiteral("X"), QStringLiteral("1e-4"));
+    QCommandLineOption noLayoutRewrite(
+        QStringLiteral("no-layout-rewrite"),
+        QStringLiteral("Tuned kernels read their weights in the original layout, even when their records were timed "
+                       "with the weights pre-transformed (layout_rewrite_option 2)."));
     p.addOptions({log, target, bench, repeat, number, minRepeat, profile, exportDir, threads, compatible, unscheduled,
                   dumpIr, tolerance});
+    p.addOption(noLayoutRewrite);
     p.addOptions(device.options());
     if (!p.parse(args)) {
         std::fprintf(stderr, "error: %s\n", qPrintable(p.errorText()));
@@ -171,6 +176,7 @@ int runCompile(const QStringList& args) {
     bo.includeCompatible = p.isSet(compatible);
     bo.defaultSchedules = !p.isSet(unscheduled);
     bo.winograd = net.winograd(p);
+    bo.layoutRewrite = !p.isSet(noLayoutRewrite);
     runtime::CompiledModule mod = runtime::build(g, bo);
     std::fprintf(stdout, "%s", mod.report().text().c_str());
     if (!p.isSet(log)) std::fprintf(stdout, "No --log given: every group uses its default schedule.\n");

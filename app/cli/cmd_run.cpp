@@ -62,7 +62,12 @@ int runRun(const QStringList& args) {
     QCommandLineOption threads(QStringLiteral("threads"), QStringLiteral("Threads of the kernels' thread pool."),
                                QStringLiteral("N"));
     const NetworkOptions net;  // only its --no-winograd: run's --shape and --layout texts differ
+    QCommandLineOption noLayoutRewrite(
+        QStringLiteral("no-layout-rewrite"),
+        QStringLiteral("Tuned kernels read their weights in the original layout, even when their records were timed "
+                       "with the weights pre-transformed (layout_rewrite_option 2)."));
     p.addOptions({network, onnx, batch, layout, shape, log, target, input, output, check, tolerance, threads, net.noWinograd});
+    p.addOption(noLayoutRewrite);
     const DeviceRunOptions device;
     p.addOptions(device.options());
     if (!p.parse(args)) {
@@ -128,6 +133,7 @@ int runRun(const QStringList& args) {
     if (p.isSet(target)) bo.target = p.value(target).toStdString();
     if (p.isSet(log)) bo.logPath = p.value(log).toStdString();
     bo.winograd = net.winograd(p);
+    bo.layoutRewrite = !p.isSet(noLayoutRewrite);
     bo.load = !remote;  // for a device: cross-compiled, not loaded here
     runtime::CompiledModule mod = runtime::build(g, bo);
     std::fprintf(stdout, "%s", mod.report().text().c_str());

@@ -24,7 +24,7 @@ QString str(const std::string& s) { return QString::fromStdString(s); }
 QList<QCommandLineOption> TuneCommandLine::options() const {
     return net.options() + QList<QCommandLineOption>{target, targetHost, trials, log, resume, strategy, perRound, seed, costModel,
                                                      early, runner, tracker, key, tsv, number, repeat, minRepeat,
-                                                     timeout, flush, only, noSeed, pipeline, abandon, rejectPreempted};
+                                                     timeout, flush, only, noSeed, pipeline, abandon, rejectPreempted, layoutRewrite};
 }
 
 tuning::TuningJob TuneCommandLine::job(const QCommandLineParser& p) const {
@@ -55,6 +55,13 @@ tuning::TuningJob TuneCommandLine::job(const QCommandLineParser& p) const {
     TB_USER_CHECK(s.costModel == "xgb" || s.costModel == "random")
         << "--cost-model must be xgb or random, got '" << s.costModel << "'";
     s.seedDefaultSchedule = !p.isSet(noSeed);
+    if (p.isSet(layoutRewrite)) {
+        const QString v = p.value(layoutRewrite);
+        TB_USER_CHECK(v == QStringLiteral("0") || v == QStringLiteral("2"))
+            << "--layout-rewrite must be 0 (no rewrite) or 2 (weights pre-transformed), got '" << v.toStdString() << "'";
+        j.layoutRewrite = v == QStringLiteral("2") ? LayoutRewriteOption::RewriteForPreTransformed
+                                                   : LayoutRewriteOption::NoRewrite;
+    }
     if (p.isSet(only)) {
         for (const QString& id : p.value(only).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
             const int k = id.trimmed().toInt(&ok);
@@ -104,6 +111,7 @@ QStringList TuneCommandLine::arguments(const tuning::TuningJob& j) {
     if (s.seed != d.search.seed) a << QStringLiteral("--seed") << QString::number(s.seed);
     if (s.costModel != d.search.costModel) a << QStringLiteral("--cost-model") << str(s.costModel);
     if (!s.seedDefaultSchedule) a << QStringLiteral("--no-default-seed");
+    if (j.layoutRewrite) a << QStringLiteral("--layout-rewrite") << QString::number(int(*j.layoutRewrite));
     if (!j.taskIds.empty()) {
         QStringList ids;
         for (int id : j.taskIds) ids << QString::number(id);

@@ -73,6 +73,12 @@ struct TuneCommandLine {
     QCommandLineOption rejectPreempted{QStringLiteral("reject-preempted"),
                                        QStringLiteral("Local CPU runner: time only the ~1 ms slices in which no thread of "
                                                       "the measuring process was preempted (shared, loaded machines).")};
+    QCommandLineOption layoutRewrite{
+        QStringLiteral("layout-rewrite"),
+        QStringLiteral("TVM layout_rewrite_option of the tasks: 2 times each kernel with its weights already in the "
+                       "layout its loops read (as a network compiled with the log runs it), 0 in their original "
+                       "layout (default: 2 on CPU targets, 0 on GPUs, TVM's choice for a network's tasks)."),
+        QStringLiteral("0|2")};
     QCommandLineOption noSeed{QStringLiteral("no-default-seed"),
                               QStringLiteral("Do not measure each task's default schedule in its first round (pure Ansor).")};
 

@@ -58,6 +58,7 @@ tuning::TuningJob engineJob(const TuningJob& j) {
     e.search.seed = j.seed;
     e.search.costModel = sstr(j.costModel);
     e.search.seedDefaultSchedule = j.seedDefaultSchedule;
+    if (j.layoutRewrite >= 0) e.layoutRewrite = LayoutRewriteOption(j.layoutRewrite);
     e.taskIds.assign(j.taskIds.begin(), j.taskIds.end());
 
     auto& r = e.runner;
@@ -100,6 +101,7 @@ TuningJob sessionJob(const tuning::TuningJob& e) {
     j.seed = e.search.seed;
     j.costModel = qstr(e.search.costModel);
     j.seedDefaultSchedule = e.search.seedDefaultSchedule;
+    j.layoutRewrite = e.layoutRewrite ? int(*e.layoutRewrite) : -1;
     j.taskIds = QList<int>(e.taskIds.begin(), e.taskIds.end());
 
     const auto& r = e.runner;

@@ -222,6 +222,9 @@ struct TuningJob {
     int pipelineSlice = 0;       ///< --pipeline (RunnerConfig::pipelineSlice); no control in the window
     double abandonFactor = 2.5;  ///< --abandon-factor (RunnerConfig::abandonFactor); no control in the window
     bool rejectPreempted = false;  ///< --reject-preempted (RunnerConfig::rejectPreempted); no control in the window
+    /// --layout-rewrite (tuning::TuningJob::layoutRewrite): 0 or 2; -1 = the target's default (2 on
+    /// CPUs, 0 on GPUs); no control in the window
+    int layoutRewrite = -1;
     /// Give up on an unreachable tracker after this long (s); not a CLI option. The window's
     /// default is shorter than the CLI's 60 s: a tracker that is not there should fail the job soon.
     double trackerRetryTimeoutS = 10;

@@ -12,7 +12,9 @@
 #include <fstream>
 #include <limits>
 #include <mutex>
+#include <iterator>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
@@ -33,6 +35,7 @@
 #include "engine/record/record_io.h"
 #include "engine/runtime/memory_plan.h"
 #include "engine/schedule/infer_bound.h"
+#include "engine/schedule/layout_rewrite.h"
 #include "engine/search/default_schedule_gpu.h"
 #include "engine/schedule/transform_step.h"
 #include "engine/support/error.h"
@@ -62,6 +65,17 @@ struct KernelJob {
     lower::LoweredFunc func;
     codegen::GpuModule gpu;  ///< GPU targets: the group's kernels (instead of func)
     std::optional<autotvm::ExtractedTask> autotvmWorkload;  ///< the group's AutoTVM workload, if any
+    /// Argument positions that are constants (params) in every call: the weights a layout rewrite
+    /// may pre-transform.
+    std::set<int> constantArgs;
+    /// The weights the kernel reads in a rewritten layout (schedule/layout_rewrite.h).
+    std::vector<PlaceholderLayout> layouts;
+};
+
+/// One kernel call of the network: the job it runs and its Op exec node.
+struct Call {
+    int job;
+    int node;
 };
 
 /// The best record of the job's workload for `target` (TVM's key, or the pre-v0.8 key, noted), or null.
@@ -94,6 +108,103 @@ bool lowerAutotvm(KernelJob& job, const autotvm::ApplyHistoryBest& dispatch) {
     }
 }
 
+/// The layout the tuned kernel of `job` reads its weights in: rewritten as the record was timed
+/// (its task's layout_rewrite_option 1 or 2; TVM's relay build rewrites the layout-free weights of
+/// every auto-scheduled CPU kernel), when the weights are constants of every call, so that they can
+/// be transformed once at compile time. Otherwise, and when the rewrite fails (noted), `s` as it is.
+LayoutRewrite layoutRewriteOf(KernelJob& job, const State& s, const record::MeasureRecord& rec,
+                              const BuildOptions& options) {
+    LayoutRewrite none{job.dag, s, {}};
+    if (!options.layoutRewrite || rec.task.layoutRewriteOption == 0) return none;
+    try {
+        LayoutRewrite rw = rewriteLayout(job.dag, s, LayoutRewriteOption::RewriteForPreTransformed);
+        for (const PlaceholderLayout& l : rw.layouts) {
+            if (!job.constantArgs.count(l.tensorIndex)) {
+                job.report.note += std::string(job.report.note.empty() ? "" : "; ") + "weight " + l.placeholder +
+                                   " is not a constant: its layout is not rewritten";
+                return none;
+            }
+        }
+        return rw;
+    } catch (const std::exception& e) {
+        job.report.note += std::string(job.report.note.empty() ? "" : "; ") + "no layout rewrite: " + e.what();
+        return none;
+    }
+}
+
+/// The weights of every call whose kernel reads rewritten layouts, transformed once into those
+/// layouts (TVM's AutoSchedulerLayoutRewrite pass followed by FoldConstant): the call reads a new
+/// param in the new layout; a param that no node reads any more is dropped. Calls sharing a weight
+/// and a layout share the new param. New params are placed right before their first reader, so the
+/// node order stays topological; `calls` and the graph's inputs and outputs follow the renumbering.
+void preTransformWeights(ExecGraph& eg, std::vector<Call>& calls, const std::vector<KernelJob>& jobs,
+                         std::map<std::string, NamedArray>& params) {
+    int nextParam = 0;
+    for (const auto& [name, a] : params) nextParam = std::max(nextParam, std::stoi(name.substr(1)) + 1);
+    std::vector<ExecNode> added;
+    std::vector<NamedArray> addedData;
+    std::map<std::pair<int, std::string>, int> addedOf;  // (old param node, layout) -> index in `added`
+    std::map<int, std::vector<int>> addedBefore;         // op node -> new params it reads
+    std::vector<std::vector<int>> newInputs(eg.nodes.size());  // -(k+1) = added[k]
+    for (const Call& c : calls) {
+        const KernelJob& job = jobs[size_t(c.job)];
+        if (job.layouts.empty()) continue;
+        std::vector<int>& in = newInputs[size_t(c.node)];
+        in = eg.nodes[size_t(c.node)].inputs;
+        for (const PlaceholderLayout& l : job.layouts) {
+            TB_CHECK(l.tensorIndex >= 0 && size_t(l.tensorIndex) < in.size()) << "layout of " << l.placeholder;
+            const int old = in[size_t(l.tensorIndex)];
+            const ExecNode& p = eg.nodes[size_t(old)];
+            TB_CHECK(p.kind == ExecNode::Kind::Param) << "rewritten weight " << l.placeholder << " is not a param";
+            auto [it, fresh] = addedOf.try_emplace({old, l.origLayout() + ">" + l.newLayout()}, int(added.size()));
+            if (fresh) {
+                ExecNode n;
+                n.kind = ExecNode::Kind::Param;
+                n.name = "p" + std::to_string(nextParam++);
+                n.shape = l.newShape;
+                NamedArray a;
+                a.shape = l.newShape;
+                a.data = transformLayout(l, params.at(p.name).data);
+                added.push_back(std::move(n));
+                addedData.push_back(std::move(a));
+            }
+            in[size_t(l.tensorIndex)] = -(it->second + 1);
+            addedBefore[c.node].push_back(it->second);
+        }
+    }
+    if (added.empty()) return;
+    std::vector<bool> used(eg.nodes.size(), false);
+    for (size_t i = 0; i < eg.nodes.size(); ++i)
+        for (int in : newInputs[i].empty() ? eg.nodes[i].inputs : newInputs[i])
+            if (in >= 0) used[size_t(in)] = true;
+    for (int o : eg.outputs) used[size_t(o)] = true;
+    std::vector<ExecNode> out;
+    std::vector<int> newIndex(eg.nodes.size(), -1), addedIndex(added.size(), -1);
+    for (size_t i = 0; i < eg.nodes.size(); ++i) {
+        ExecNode n = std::move(eg.nodes[i]);
+        if (n.kind == ExecNode::Kind::Param && !used[i]) {
+            params.erase(n.name);
+            continue;
+        }
+        if (n.kind == ExecNode::Kind::Op) {
+            for (int a : addedBefore[int(i)]) {
+                if (addedIndex[size_t(a)] >= 0) continue;
+                addedIndex[size_t(a)] = int(out.size());
+                params[added[size_t(a)].name] = std::move(addedData[size_t(a)]);
+                out.push_back(std::move(added[size_t(a)]));
+            }
+            if (!newInputs[i].empty()) n.inputs = newInputs[i];
+            for (int& in : n.inputs) in = in >= 0 ? newIndex[size_t(in)] : addedIndex[size_t(-in - 1)];
+        }
+        newIndex[i] = int(out.size());
+        out.push_back(std::move(n));
+    }
+    eg.nodes = std::move(out);
+    for (int& i : eg.inputs) i = newIndex[size_t(i)];
+    for (int& o : eg.outputs) o = newIndex[size_t(o)];
+    for (Call& c : calls) c.node = newIndex[size_t(c.node)];
+}
+
 /// Chooses the schedule of one DAG and lowers it (never throws for a bad record or a default
 /// schedule that does not lower: it falls back and says so in the report).
 void lowerJob(KernelJob& job, const record::HistoryBest* history, const autotvm::ApplyHistoryBest* autotvm,
@@ -105,7 +216,12 @@ void lowerJob(KernelJob& job, const record::HistoryBest* history, const autotvm:
             try {
                 State s = replaySteps(job.dag, stepsFromJson(rec->steps));
                 s = inferBound(s);
-                job.func = lower::lowerState(job.dag, s, r.symbol);
+                const LayoutRewrite rw = layoutRewriteOf(job, s, *rec, options);
+                job.func = lower::lowerState(rw.dag, rw.state, r.symbol);
+                job.layouts = rw.layouts;
+                for (const PlaceholderLayout& l : rw.layouts)
+                    r.layoutRewrite += (r.layoutRewrite.empty() ? "" : "; ") + l.placeholder + " " + l.origLayout() +
+                                       " -> " + l.newLayout();
                 r.source = ScheduleSource::Tuned;
                 r.recordMs = rec->meanCost() * 1e3;
                 r.steps = int(s.transformSteps().size());
@@ -312,6 +428,7 @@ std::string BuildReport::text() const {
                       k.hasReduce && k.source != ScheduleSource::Tuned ? "  (task not tuned)" : "");
         os << line;
         if (!k.autotvmConfig.empty()) os << "      autotvm: " << k.autotvmConfig << "\n";
+        if (!k.layoutRewrite.empty()) os << "      layout rewrite: " << k.layoutRewrite.substr(0, 300) << "\n";
         if (!k.note.empty()) os << "      note: " << k.note.substr(0, 300) << "\n";
     }
     return os.str();
@@ -565,10 +682,6 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
 
     std::vector<KernelJob> jobs;
     std::unordered_map<std::string, int> jobOf;  // md5 of the full DAG print -> job
-    struct Call {
-        int job;
-        int node;  // its Op exec node
-    };
     std::vector<Call> calls;
     for (const graph::FusedGroup& fg : groups) {
         bool hasOp = false;
@@ -619,6 +732,27 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
         eg.nodes.push_back(std::move(n));
     }
 
+    // Arguments that are constants in every call of a kernel (weights a layout rewrite may transform).
+    {
+        std::vector<bool> seen(jobs.size(), false);
+        for (const Call& c : calls) {
+            std::set<int> constants;
+            const ExecNode& n = eg.nodes[size_t(c.node)];
+            for (size_t k = 0; k < n.inputs.size(); ++k)
+                if (eg.nodes[size_t(n.inputs[k])].kind == ExecNode::Kind::Param) constants.insert(int(k));
+            KernelJob& job = jobs[size_t(c.job)];
+            if (!seen[size_t(c.job)]) {
+                job.constantArgs = std::move(constants);
+                seen[size_t(c.job)] = true;
+            } else {
+                std::set<int> both;
+                std::set_intersection(job.constantArgs.begin(), job.constantArgs.end(), constants.begin(),
+                                      constants.end(), std::inserter(both, both.begin()));
+                job.constantArgs = std::move(both);
+            }
+        }
+    }
+
     // 3. Schedules (parallel: lowering a tuned state is the expensive part).
     if (gpu) {
         // Exceptions leave parallelFor on the first failing job; a GPU job has no fallback.
@@ -667,6 +801,11 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
     for (graph::NodeId o : opt.outputs()) {
         auto it = nodeOf.find(o);
         eg.outputs.push_back(it != nodeOf.end() ? it->second : paramNode(o));
+    }
+    if (!gpu) {
+        preTransformWeights(eg, calls, jobs, mod.m_params);
+        rep.paramBytes = 0;
+        for (const auto& [name, a] : mod.m_params) rep.paramBytes += int64_t(a.data.size() * 4);
     }
     std::vector<KernelFn> funcs(eg.nodes.size(), nullptr);
     if (options.load && !gpu)

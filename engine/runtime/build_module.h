@@ -72,6 +72,11 @@ struct BuildOptions {
     /// must match the extraction the log was tuned with, or those convolutions find no record.
     bool winograd = true;
     search::DefaultScheduleOptions defaults;  ///< vectorLanes is overridden by the target's vector width
+    /// CPU targets: a tuned kernel whose record was timed with its weights in a rewritten layout
+    /// (task layout_rewrite_option 1 or 2, schedule/layout_rewrite.h) reads them in that layout: its
+    /// constant weights are transformed once here, at compile time (TVM's AutoSchedulerLayoutRewrite).
+    /// false: every kernel reads the original layouts.
+    bool layoutRewrite = true;
 };
 
 /// Where a kernel's schedule came from.
@@ -95,6 +100,9 @@ struct KernelReport {
     /// "conv2d_NCHWc.x86 fallback"); empty for a kernel that is no AutoTVM workload.
     std::string autotvmConfig;
     double compileSeconds = 0;   ///< LLVM time (0 on a kernel-cache hit)
+    /// The weights the kernel reads pre-transformed, as `<placeholder> <original layout> -> <new
+    /// layout>` (TVM's layout strings, `;`-separated); empty when none.
+    std::string layoutRewrite;
 };
 
 struct BuildReport {

@@ -20,46 +20,14 @@ using OpMap = std::map<const OperationNode*, Operation>;
 
 // Rebuild e with every load of a mapped op reading the replacement instead.
 Expr replaceLoads(const Expr& e, const OpMap& map, bool* changed) {
-    if (!e.get()) return e;
-    switch (e.kind()) {
-        case ExprKind::IntImm: case ExprKind::FloatImm: case ExprKind::Var:
-            return e;
-        case ExprKind::Not:
-            return te::logicalNot(replaceLoads(e.as<te::NotNode>()->a, map, changed));
-        case ExprKind::Select: {
-            auto* n = e.as<te::SelectNode>();
-            return te::select(replaceLoads(n->cond, map, changed), replaceLoads(n->t, map, changed),
-                              replaceLoads(n->f, map, changed));
+    return rewriteLoads(e, [&](const te::LoadNode& n, std::vector<Expr> idx) {
+        Operation op = n.op;
+        if (auto it = map.find(op.get()); it != map.end()) {
+            op = it->second;
+            *changed = true;
         }
-        case ExprKind::Cast:
-            return te::cast(e.dtype(), replaceLoads(e.as<te::CastNode>()->value, map, changed));
-        case ExprKind::Call: {
-            auto* n = e.as<te::CallNode>();
-            std::vector<Expr> args;
-            for (auto& a : n->args) args.push_back(replaceLoads(a, map, changed));
-            return te::call(n->dtype, n->op, std::move(args));
-        }
-        case ExprKind::Load: {
-            auto* n = e.as<te::LoadNode>();
-            std::vector<Expr> idx;
-            for (auto& a : n->indices) idx.push_back(replaceLoads(a, map, changed));
-            Operation op = n->op;
-            if (auto it = map.find(op.get()); it != map.end()) {
-                op = it->second;
-                *changed = true;
-            }
-            return Expr(std::make_shared<te::LoadNode>(n->dtype, op, n->valueIndex, std::move(idx)));
-        }
-        case ExprKind::Reduce: {
-            auto* n = e.as<te::ReduceNode>();
-            return te::reduce(n->combiner, replaceLoads(n->source, map, changed), n->axis,
-                              replaceLoads(n->condition, map, changed), replaceLoads(n->init, map, changed));
-        }
-        default: {
-            auto* n = e.as<te::BinaryNode>();
-            return te::binary(n->kind, replaceLoads(n->a, map, changed), replaceLoads(n->b, map, changed));
-        }
-    }
+        return Expr(std::make_shared<te::LoadNode>(n.dtype, op, n.valueIndex, std::move(idx)));
+    });
 }
 
 // op with its loads redirected through map; the same op if it reads nothing mapped (te ReplaceInputs).
@@ -74,9 +42,49 @@ Operation replaceInputs(const Operation& op, const OpMap& map) {
     return n;
 }
 
+}  // namespace
+
+Expr rewriteLoads(const Expr& e, const LoadRewriter& f) {
+    if (!e.get()) return e;
+    switch (e.kind()) {
+        case ExprKind::IntImm: case ExprKind::FloatImm: case ExprKind::Var:
+            return e;
+        case ExprKind::Not:
+            return te::logicalNot(rewriteLoads(e.as<te::NotNode>()->a, f));
+        case ExprKind::Select: {
+            auto* n = e.as<te::SelectNode>();
+            return te::select(rewriteLoads(n->cond, f), rewriteLoads(n->t, f),
+                              rewriteLoads(n->f, f));
+        }
+        case ExprKind::Cast:
+            return te::cast(e.dtype(), rewriteLoads(e.as<te::CastNode>()->value, f));
+        case ExprKind::Call: {
+            auto* n = e.as<te::CallNode>();
+            std::vector<Expr> args;
+            for (auto& a : n->args) args.push_back(rewriteLoads(a, f));
+            return te::call(n->dtype, n->op, std::move(args));
+        }
+        case ExprKind::Load: {
+            auto* n = e.as<te::LoadNode>();
+            std::vector<Expr> idx;
+            for (auto& a : n->indices) idx.push_back(rewriteLoads(a, f));
+            return f(*n, std::move(idx));
+        }
+        case ExprKind::Reduce: {
+            auto* n = e.as<te::ReduceNode>();
+            return te::reduce(n->combiner, rewriteLoads(n->source, f), n->axis,
+                              rewriteLoads(n->condition, f), rewriteLoads(n->init, f));
+        }
+        default: {
+            auto* n = e.as<te::BinaryNode>();
+            return te::binary(n->kind, rewriteLoads(n->a, f), rewriteLoads(n->b, f));
+        }
+    }
+}
+
 // te ReplaceDataFlow over the ops in stage order (topological): rebuild every reader of a replaced
 // op, transitively. Ops that are keys of `map` are themselves left to the caller.
-void replaceDataFlow(std::vector<Operation>& ops, OpMap map) {
+void replaceDataFlow(std::vector<Operation>& ops, std::map<const OperationNode*, Operation> map) {
     for (auto& op : ops) {
         Operation r = replaceInputs(op, map);
         if (r != op) {
@@ -85,8 +93,6 @@ void replaceDataFlow(std::vector<Operation>& ops, OpMap map) {
         }
     }
 }
-
-}  // namespace
 
 std::vector<Operation> cacheReadOps(const std::vector<Operation>& ops, int stageId, const std::string& scope,
                                     const std::vector<int>& readerStageIds) {

@@ -11,6 +11,8 @@
 /// stages. Consumers are rewritten by replacing loads only: their axes keep the same variables,
 /// so a stage's loops and IterVarGraph stay valid across the rewrite.
 
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,17 @@ std::vector<te::Operation> cacheReadOps(const std::vector<te::Operation>& ops, i
 std::vector<te::Operation> cacheWriteOps(const std::vector<te::Operation>& ops, int stageId, const std::string& scope);
 std::vector<te::Operation> rfactorOps(const std::vector<te::Operation>& ops, int stageId, const Stage& stage,
                                       int iterId, int factorAxis);
+
+/// Rewrites the loads of an expression: `f` gets each load (TVM ProducerLoad) with its indices
+/// already rewritten and returns what replaces it; the rest of the tree is rebuilt with te's
+/// constant folding. Shared by the dataflow rewrites here and the layout rewrite (layout_rewrite.h).
+using LoadRewriter = std::function<te::Expr(const te::LoadNode& load, std::vector<te::Expr> indices)>;
+te::Expr rewriteLoads(const te::Expr& e, const LoadRewriter& f);
+
+/// te's ReplaceDataFlow over `ops` in stage order (topological): every op that reads a key of `map`
+/// is rebuilt to read the mapped op instead, and so, transitively, are its readers (the rebuilt ops
+/// replace the old ones in `ops`). The keys' own entries in `ops` are left to the caller.
+void replaceDataFlow(std::vector<te::Operation>& ops, std::map<const te::OperationNode*, te::Operation> map);
 
 /// A ComputeDAG over the rewritten ops: placeholders (stage order) then the ops nobody reads.
 std::shared_ptr<const te::ComputeDAG> makeDagFromOps(const std::vector<te::Operation>& ops);

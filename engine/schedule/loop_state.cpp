@@ -2,6 +2,7 @@
 #include "engine/schedule/loop_state.h"
 
 #include <algorithm>
+#include <cctype>
 #include <sstream>
 
 #include "engine/schedule/transform_step.h"
@@ -37,6 +38,24 @@ std::string cleanName(const std::string& name) {
     replaceAll(r, "outer", "o");
     replaceAll(r, "inner", "i");
     return r;
+}
+
+std::set<std::string> originalIteratorNames(const std::string& name) {
+    std::set<std::string> out;
+    size_t last = 0;
+    auto take = [&](size_t end) {
+        if (last < name.size() && !std::isdigit(static_cast<unsigned char>(name[last])) && name[last] != '@' &&
+            name[last] != '.')
+            out.insert(name.substr(last, end - last));
+    };
+    for (size_t i = 0; i < name.size(); ++i) {
+        if (name[i] == '@' || name[i] == '.') {
+            take(i);
+            last = i + 1;
+        }
+    }
+    if (last < name.size()) take(name.size());
+    return out;
 }
 
 Stage::Stage(te::Operation o) : op(std::move(o)) {

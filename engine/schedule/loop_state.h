@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -133,6 +134,10 @@ using StageRef = std::shared_ptr<const Stage>;
 
 /// TVM's CleanName(str): `.` and `@` become `_`, then `outer` -> `o`, `inner` -> `i`.
 std::string cleanName(const std::string& name);
+
+/// TVM's ExtractOriginalIterators: the axis names inside a split or fused loop name
+/// (`i.0@j.1@` -> {i, j}; `ff_c.2` -> {ff_c}); segments that start with a digit are split indices.
+std::set<std::string> originalIteratorNames(const std::string& name);
 
 /// (stage id, iterator index) of a loop.
 using IterKey = std::pair<int, int>;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/schedule/layout_rewrite.h"
 #include "engine/support/hardware_params.h"
 #include "engine/te/compute_dag.h"
 
@@ -23,6 +24,10 @@ struct SearchTask {
     std::string desc;          ///< e.g. "vm_mod_fused_nn_conv2d_add_nn_relu"
     std::string target;        ///< TVM target string, e.g. "llvm -mcpu=znver4"
     HardwareParams hardware;   ///< what the search rules assume and the records carry
+    /// How measured states read layout-free weights (layout_rewrite.h; TVM SearchTask's
+    /// layout_rewrite_option, written into every record): RewriteForPreTransformed times the kernel
+    /// with its weight already in the state's layout, as a network compiled with the record runs it.
+    LayoutRewriteOption layoutRewrite = LayoutRewriteOption::NoRewrite;
     double flop() const { return dag ? dag->flopCount() : 0; }
 };
 

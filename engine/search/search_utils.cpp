@@ -373,23 +373,6 @@ bool hasCrossThreadReduction(const State& state, int stageId) {
 }
 
 namespace {
-// TVM ExtractOriginalIterators: the axis names in a split/fused loop name (`i.0@j.1@` -> i, j).
-void originalIterators(const std::string& name, std::set<std::string>* out) {
-    size_t last = 0;
-    auto take = [&](size_t end) {
-        if (last < name.size() && !std::isdigit(static_cast<unsigned char>(name[last])) && name[last] != '@' &&
-            name[last] != '.')
-            out->insert(name.substr(last, end - last));
-    };
-    for (size_t i = 0; i < name.size(); ++i) {
-        if (name[i] == '@' || name[i] == '.') {
-            take(i);
-            last = i + 1;
-        }
-    }
-    if (last < name.size()) take(name.size());
-}
-
 std::set<std::string> noSplitAtInner(const te::OperationNode* op) {
     std::set<std::string> out;
     if (auto* v = op->attr(te::attr::kNoSplitAtInner))
@@ -414,7 +397,7 @@ int lastReduceIterInOutermostReduceTile(const Stage& stage) {
         const Iterator& it = stage.iters[i];
         if (it.kind != IteratorKind::Reduction) continue;
         if (nReduce == 0) return int(i);
-        originalIterators(it.name, &names);
+        for (auto& n : originalIteratorNames(it.name)) names.insert(n);
         if (names.size() == nReduce) return int(i);
     }
     TB_CHECK(false) << "stage " << stage.op->name << " has no outermost reduce tile";

@@ -22,7 +22,7 @@ record::MeasureRecord makeRecord(const search::SearchTask& task, const std::stri
     r.task.target = targetString;
     r.task.hardwareParams = task.hardware;
     r.task.targetHost = "";
-    r.task.layoutRewriteOption = 0;
+    r.task.layoutRewriteOption = int(task.layoutRewrite);
     r.task.arity = 6;
     r.steps = stepsToJson(state.transformSteps());
     r.costs = outcome.errorNo == 0 ? outcome.costs : std::vector<double>{1e10};

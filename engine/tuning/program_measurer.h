@@ -83,8 +83,8 @@ private:
     search::MeasurePhases m_phases;
 };
 
-/// The record of one measured state (TVM auto_scheduler v0.6 line; layout_rewrite_option 0 since
-/// we do not rewrite layouts).
+/// The record of one measured state (TVM auto_scheduler v0.6 line; layout_rewrite_option is the
+/// task's, search_task.h).
 record::MeasureRecord makeRecord(const search::SearchTask& task, const std::string& targetString, const State& state,
                                  const search::MeasureOutcome& outcome);
 

@@ -155,6 +155,13 @@ std::unique_ptr<Tuner> buildTuner(const TuningJob& job) {
         t->m_hardware = measure::defaultHardwareParams(t->m_target.target);
     }
 
+    t->m_layoutRewrite = job.layoutRewrite.value_or(gpu ? LayoutRewriteOption::NoRewrite
+                                                         : LayoutRewriteOption::RewriteForPreTransformed);
+    TB_USER_CHECK(!gpu || t->m_layoutRewrite == LayoutRewriteOption::NoRewrite)
+        << "layout rewrite is implemented for CPU targets only; " << t->m_target.recordString << " needs option 0";
+    TB_USER_CHECK(t->m_layoutRewrite != LayoutRewriteOption::InsertTransformStage)
+        << "layout rewrite option 1 (InsertTransformStage) is not implemented; use 0 or 2";
+
     // The runner first: a bad runner choice fails before the slow task extraction.
     measure::BuilderOptions bo;
     // Pipelined (compiles beside the timed kernel): the timed kernel gets the cores first. Measured
@@ -187,6 +194,7 @@ std::unique_ptr<Tuner> buildTuner(const TuningJob& job) {
         nt.task.desc = e.desc;
         nt.task.target = t->m_target.recordString;
         nt.task.hardware = t->m_hardware;
+        nt.task.layoutRewrite = t->m_layoutRewrite;
         nt.weight = e.weight;
         tasks.push_back(std::move(nt));
         t->m_taskIndices.push_back(int(i));
@@ -200,9 +208,18 @@ std::unique_ptr<Tuner> buildTuner(const TuningJob& job) {
                                       : lower::StateLowerer([](const search::SearchTask& task, const State& s) {
                                             return lower::lowerState(*task.dag, s);
                                         });
+    // The measured kernel reads its weights in the state's layout when the task says so (TVM's
+    // ProgramBuilder applies the task's layout_rewrite_option); the cost model's features keep the
+    // original layout, as TVM's do.
+    lower::StateLowerer measureLowerer = lowerer;
+    if (!gpu)
+        measureLowerer = [](const search::SearchTask& task, const State& s) {
+            const LayoutRewrite rw = rewriteLayout(*task.dag, s, task.layoutRewrite);
+            return lower::lowerState(rw.dag, rw.state);
+        };
     if (!job.logPath.empty())
         t->m_writer = std::make_unique<record::RecordWriter>(job.logPath, record::RecordWriter::Mode::Append);
-    t->m_measurer = std::make_unique<ProgramMeasurer>(lowerer, *t->m_builder, *t->m_runner, t->m_writer.get(),
+    t->m_measurer = std::make_unique<ProgramMeasurer>(measureLowerer, *t->m_builder, *t->m_runner, t->m_writer.get(),
                                                       t->m_target.recordString);
     if (gpu) {
         const codegen::GpuLanguage lang =

@@ -29,6 +29,7 @@
 #include "engine/graph/graph.h"
 #include "engine/measure/measure.h"
 #include "engine/record/record_io.h"
+#include "engine/schedule/layout_rewrite.h"
 #include "engine/support/hardware_params.h"
 #include "engine/tuning/network_tuner.h"
 #include "engine/tuning/program_measurer.h"
@@ -104,6 +105,10 @@ struct TuningJob {
     bool resume = false;
     /// TVM LogEstimatedLatency file (one line per round); empty = none.
     std::string latencyLogPath = "total_latency.tsv";
+    /// The tasks' layout rewrite (schedule/layout_rewrite.h, `--layout-rewrite 0|2`); nullopt = TVM's
+    /// choice for tasks from a network (LayoutRewriteOption.get_target_default(target, True)):
+    /// RewriteForPreTransformed on CPU targets, NoRewrite on GPUs (our GPU lowering has no rewrite).
+    std::optional<LayoutRewriteOption> layoutRewrite;
 };
 
 /// A job's target: `text` parsed (tb::UserError for a bad string), or this CPU when empty, and the
@@ -134,6 +139,8 @@ public:
     const ResolvedTarget& target() const { return m_target; }
     /// What the tasks carry (the job's, or the target's defaults).
     const HardwareParams& hardware() const { return m_hardware; }
+    /// The layout rewrite every task carries (the job's, or the target's default).
+    LayoutRewriteOption layoutRewrite() const { return m_layoutRewrite; }
     /// Tasks the network has, and the extraction index of each task tuned (NetworkTuner's order).
     int extractedTasks() const { return m_extracted; }
     const std::vector<int>& taskIndices() const { return m_taskIndices; }
@@ -157,6 +164,7 @@ private:
     TuningJob m_job;
     ResolvedTarget m_target;
     HardwareParams m_hardware;
+    LayoutRewriteOption m_layoutRewrite = LayoutRewriteOption::NoRewrite;
     int m_extracted = 0;
     std::vector<int> m_taskIndices;
     std::optional<ResumeStats> m_resume;

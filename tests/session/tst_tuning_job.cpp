@@ -57,6 +57,7 @@ QMap<QString, QString> fields(const tuning::TuningJob& j) {
         {QStringLiteral("pipeline"), QString::number(j.runner.pipelineSlice)},
         {QStringLiteral("abandon"), QString::number(j.runner.abandonFactor)},
         {QStringLiteral("rejectPreempted"), b(j.runner.rejectPreempted)},
+        {QStringLiteral("layoutRewrite"), j.layoutRewrite ? QString::number(int(*j.layoutRewrite)) : QStringLiteral("default")},
         {QStringLiteral("log"), s(j.logPath)},
         {QStringLiteral("resume"), b(j.resume)},
         {QStringLiteral("tsv"), s(j.latencyLogPath)},
@@ -133,6 +134,8 @@ private Q_SLOTS:
         row("--abandon-factor", {QStringLiteral("--abandon-factor"), QStringLiteral("4")}, {QStringLiteral("abandon=4")});
         row("--abandon-factor 0", {QStringLiteral("--abandon-factor"), QStringLiteral("0")}, {QStringLiteral("abandon=0")});
         row("--reject-preempted", {QStringLiteral("--reject-preempted")}, {QStringLiteral("rejectPreempted=true")});
+        row("--layout-rewrite 0", {QStringLiteral("--layout-rewrite"), QStringLiteral("0")}, {QStringLiteral("layoutRewrite=0")});
+        row("--layout-rewrite 2", {QStringLiteral("--layout-rewrite"), QStringLiteral("2")}, {QStringLiteral("layoutRewrite=2")});
         row("--log --resume", {QStringLiteral("--log"), QStringLiteral("/tmp/r18.json"), QStringLiteral("--resume")},
             {QStringLiteral("log=/tmp/r18.json"), QStringLiteral("resume=true")});
         row("--tsv", {QStringLiteral("--tsv"), QStringLiteral("/tmp/lat.tsv")}, {QStringLiteral("tsv=/tmp/lat.tsv")});
@@ -192,6 +195,8 @@ private Q_SLOTS:
                                              << QStringLiteral("--abandon-factor");
         QTest::addRow("reject-preempted with flush")
             << withBase({QStringLiteral("--reject-preempted"), QStringLiteral("--cache-flush")}) << QStringLiteral("--reject-preempted");
+        QTest::addRow("layout rewrite 1") << withBase({QStringLiteral("--layout-rewrite"), QStringLiteral("1")})
+                                          << QStringLiteral("--layout-rewrite");
         QTest::addRow("strategy") << withBase({QStringLiteral("--strategy"), QStringLiteral("greedy")}) << QStringLiteral("greedy");
         QTest::addRow("cost model") << withBase({QStringLiteral("--cost-model"), QStringLiteral("mlp")})
                                     << QStringLiteral("--cost-model");
