@@ -42,9 +42,10 @@ public:
         if (tuner) {
             const auto& st = tuner->lastRoundStats(trials.front().taskId);
             const auto& ph = st.measurePhases;
-            std::fprintf(stdout, "  search: sample %.2f s (%d states), evolve %.2f s, measure %.2f s (lower %.2f, build %.2f, run %.2f)\n",
+            std::fprintf(stdout, "  search: sample %.2f s (%d states), evolve %.2f s, measure %.2f s (lower %.2f, build %.2f, run %.2f), "
+                         "train %.2f s\n",
                          st.sampleSeconds, st.sampled, st.evolveSeconds, st.measureSeconds, ph.lowerSeconds,
-                         ph.buildSeconds, ph.runSeconds);
+                         ph.buildSeconds, ph.runSeconds, st.trainSeconds);
         }
         for (const auto& [e, msg] : firstMessage) {
             std::string m = msg.empty() ? std::string("(no message)") : msg;

@@ -84,6 +84,7 @@ run_one() {  # label workload run args...
         if ($i == "(lower") l += $(i + 1)
         if ($i == "build") b += $(i + 1)
         if ($i == "run") r += $(i + 1)
+        if ($i == "train") tr += $(i + 1)
       }
     }
     /^Measured task/ { trials += $4 }
@@ -92,8 +93,8 @@ run_one() {  # label workload run args...
     table && /^\|/ { n = split($0, c, "|"); if (c[n - 2] + 0 > 0) gf = c[n - 2] + 0 }
     END {
       wall = t1 - t0
-      printf "%-9s %-5s trials %4d  wall %6.1f s  %5.2f trials/s  measure %6.1f s (lower %5.1f, build %5.1f, run %5.1f)  best %7.1f GFLOPS  est. latency %s ms  load %s\n",
-             wl, label, trials, wall, trials / wall, m, l, b, r, gf, lat, load
+      printf "%-9s %-5s trials %4d  wall %6.1f s  %5.2f trials/s  measure %6.1f s (lower %5.1f, build %5.1f, run %5.1f), train %5.1f s  best %7.1f GFLOPS  est. latency %s ms  load %s\n",
+             wl, label, trials, wall, trials / wall, m, l, b, r, tr, gf, lat, load
     }' "$out"
 }
 
