@@ -18,6 +18,7 @@
 /// candidate costs exactly one error record and later candidates are unaffected. Build errors are
 /// passed through. Candidates run one at a time (timings must not overlap).
 
+#include <optional>
 #include <string>
 #include <sys/types.h>
 
@@ -49,8 +50,10 @@ public:
     LocalRunner& operator=(const LocalRunner&) = delete;
 
     std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs, const std::vector<BuildResult>& builds) override;
-    /// Run one built kernel (args sized from kernel.argElements).
-    MeasureResult runOne(const codegen::CompiledKernel& kernel, const CheckSpec* check = nullptr);
+    /// Run one built kernel (args sized from kernel.argElements). `cacheFlush` overrides
+    /// options().enableCpuCacheFlush for this kernel (MeasureInput::cacheFlush); nullopt keeps it.
+    MeasureResult runOne(const codegen::CompiledKernel& kernel, const CheckSpec* check = nullptr,
+                         std::optional<bool> cacheFlush = std::nullopt);
 
     const RunnerOptions& options() const { return m_options; }
     /// How many worker processes were started so far (1 + restarts).

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,10 @@ struct MeasureInput {
     std::shared_ptr<const codegen::GpuModule> gpuModule;
     /// Optional correctness check (the runner then restarts the worker after a wrong answer).
     std::shared_ptr<const CheckSpec> check;
+    /// The task's measurement policy (tuning/measure_policy.h): flush the CPU caches before each
+    /// repeat (true) or not (false), overriding the runner's enable_cpu_cache_flush; nullopt = the
+    /// runner's setting. CPU runners only (local sandbox, RPC); GPU runners ignore it.
+    std::optional<bool> cacheFlush;
     /// Opaque identification for logs and records: the workload key and the state's text.
     std::string workloadKey;
     std::string stateText;

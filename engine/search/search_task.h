@@ -10,6 +10,7 @@
 /// measure::defaultHardwareParams(target) unless the job gives them.
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "engine/support/hardware_params.h"
@@ -23,6 +24,10 @@ struct SearchTask {
     std::string desc;          ///< e.g. "vm_mod_fused_nn_conv2d_add_nn_relu"
     std::string target;        ///< TVM target string, e.g. "llvm -mcpu=znver4"
     HardwareParams hardware;   ///< what the search rules assume and the records carry
+    /// Measurement policy (tuning/measure_policy.h, chosen by buildTuner): candidates timed with the
+    /// CPU caches flushed before each repeat (true) or warm (false); nullopt = the runner's setting.
+    std::optional<bool> cacheFlush;
+    std::string cacheFlushReason;  ///< why, for tables: "flush: network weights 46.8 MB > LLC 33.6 MB"
     double flop() const { return dag ? dag->flopCount() : 0; }
 };
 
