@@ -1660,6 +1660,10 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
         <translation>访存受限，达到带宽的 %1%</translation>
     </message>
     <message>
+        <source>The roofs were measured on a busy machine and may be low.</source>
+        <translation>屋顶是在繁忙的机器上测得的，可能偏低。</translation>
+    </message>
+    <message>
         <source>bound unknown</source>
         <translation>受限类型未知</translation>
     </message>

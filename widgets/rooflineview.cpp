@@ -82,6 +82,8 @@ QString RooflineView::summaryText() const {
         compute += k.bound == QLatin1String("compute") ? 1 : 0;
         memory += k.bound == QLatin1String("memory") ? 1 : 0;
     }
+    const QString busy =
+        m_data.quiet ? QString() : QStringLiteral(" ") + tr("The roofs were measured on a busy machine and may be low.");
     return tr("Measured roofs at %1 threads: FP32 FMA peak %2 GFLOP/s, triad bandwidth %3 GB/s (ridge %4 FLOP/byte). "
               "%5 kernels: %6 compute-bound, %7 memory-bound. Bytes: inputs + weights + output once per call.")
         .arg(m_data.threads)
@@ -90,7 +92,8 @@ QString RooflineView::summaryText() const {
         .arg(m_data.peakGflops / m_data.bandwidthGBs, 0, 'f', 2)
         .arg(m_data.kernels.size())
         .arg(compute)
-        .arg(memory);
+        .arg(memory) +
+           busy;
 }
 
 QString RooflineView::kernelText(int index) const {

@@ -168,6 +168,7 @@ RooflineSnapshot rooflineSnapshot(const std::vector<runtime::KernelRoofline>& ro
     s.peakGflops = peak.flopsPerSecond / 1e9;
     s.bandwidthGBs = peak.bytesPerSecond / 1e9;
     s.threads = peak.threads;
+    s.quiet = peak.quiet;
     for (const runtime::KernelRoofline& r : rows) {
         RooflineKernel k;
         k.name = qstr(r.name);

@@ -199,6 +199,7 @@ struct RooflineSnapshot {
     double peakGflops = 0;     ///< measured FP32 FMA peak (GFLOP/s)
     double bandwidthGBs = 0;   ///< measured triad bandwidth (GB/s)
     int threads = 0;           ///< threads both were measured with (the kernels' pool)
+    bool quiet = true;         ///< false: measured on a busy machine only, the roofs may be low
     QList<RooflineKernel> kernels;
     bool operator==(const RooflineSnapshot&) const = default;
 };

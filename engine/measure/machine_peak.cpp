@@ -206,35 +206,52 @@ MachinePeak machinePeak(int threads, const std::string& cachePath) {
     p.threads = threads;
     p.machine = machineKey();
     nlohmann::json doc = nlohmann::json::object();
+    nlohmann::json* entry = nullptr;  // this machine's entry for `threads`, if any
     if (!cachePath.empty()) {
         std::ifstream in(cachePath);
-        if (in) {
-            doc = nlohmann::json::parse(in, nullptr, false);
-            if (!doc.is_object() || !doc.contains("entries") || !doc["entries"].is_array()) doc = nlohmann::json::object();
-        }
-        if (doc.contains("entries")) {
-            for (const auto& e : doc["entries"]) {
-                if (!e.is_object() || e.value("machine", "") != p.machine || e.value("threads", 0) != threads) continue;
-                const double gf = e.value("peak_gflops", 0.0), gb = e.value("triad_gbps", 0.0);
-                if (gf <= 0 || gb <= 0) continue;
-                p.flopsPerSecond = gf * 1e9;
-                p.bytesPerSecond = gb * 1e9;
-                p.fromCache = true;
-                return p;
-            }
-        }
+        if (in) doc = nlohmann::json::parse(in, nullptr, false);
+        if (!doc.is_object() || !doc.contains("entries") || !doc["entries"].is_array()) doc = nlohmann::json::object();
     }
-    p.flopsPerSecond = measureFmaPeak(threads);
-    p.bytesPerSecond = measureTriadBandwidth(threads);
-    if (cachePath.empty()) return p;
     if (!doc.contains("entries")) doc["entries"] = nlohmann::json::array();
-    doc["entries"].push_back({{"machine", p.machine},
-                              {"threads", threads},
-                              {"peak_gflops", p.flopsPerSecond / 1e9},
-                              {"triad_gbps", p.bytesPerSecond / 1e9},
-                              {"measured_unix_s", std::chrono::duration<double>(
-                                                      std::chrono::system_clock::now().time_since_epoch())
-                                                      .count()}});
+    for (auto& e : doc["entries"]) {
+        if (!e.is_object() || e.value("machine", "") != p.machine || e.value("threads", 0) != threads) continue;
+        if (e.value("peak_gflops", 0.0) <= 0 || e.value("triad_gbps", 0.0) <= 0) continue;
+        entry = &e;
+        p.flopsPerSecond = e.value("peak_gflops", 0.0) * 1e9;
+        p.bytesPerSecond = e.value("triad_gbps", 0.0) * 1e9;
+        p.quiet = e.value("quiet", false);
+        p.runs = e.value("runs", 1);
+        p.loadAverage = e.value("load_average", -1.0);
+        if (p.quiet) {
+            p.fromCache = true;
+            return p;
+        }
+        break;
+    }
+    double load[1] = {-1};
+    if (getloadavg(load, 1) != 1) load[0] = -1;
+    // The load is sampled before the run: the run itself does not count.
+    const bool quietNow = load[0] >= 0 && load[0] <= 0.5 * double(std::thread::hardware_concurrency());
+    p.flopsPerSecond = std::max(p.flopsPerSecond, measureFmaPeak(threads));
+    p.bytesPerSecond = std::max(p.bytesPerSecond, measureTriadBandwidth(threads));
+    p.quiet = p.quiet || quietNow;
+    p.runs += 1;
+    p.loadAverage = load[0];
+    if (cachePath.empty()) return p;
+    const nlohmann::json fresh = {{"machine", p.machine},
+                                  {"threads", threads},
+                                  {"peak_gflops", p.flopsPerSecond / 1e9},
+                                  {"triad_gbps", p.bytesPerSecond / 1e9},
+                                  {"quiet", p.quiet},
+                                  {"runs", p.runs},
+                                  {"load_average", p.loadAverage},
+                                  {"measured_unix_s", std::chrono::duration<double>(
+                                                          std::chrono::system_clock::now().time_since_epoch())
+                                                          .count()}};
+    if (entry)
+        *entry = fresh;
+    else
+        doc["entries"].push_back(fresh);
     // Written to a temporary file and renamed, so a concurrent reader never sees half a file.
     std::error_code ec;
     const std::filesystem::path path(cachePath);

@@ -19,9 +19,12 @@
 /// Both run on the engine's thread pool (support/thread_pool.h), which is what generated kernels run
 /// on, so "at T threads" means the same T as TB_NUM_THREADS.
 ///
-/// The measurement takes about half a second, so machinePeak() stores it in a JSON file under the
+/// The measurement takes one to two seconds, so machinePeak() stores it in a JSON file under the
 /// user's cache directory (defaultPeakCachePath) keyed by the machine (machineKey: CPU model, hardware
-/// threads, LLC size) and the thread count, and measures only on a miss.
+/// threads, LLC size) and the thread count. A measurement taken while the machine was busy (1-minute
+/// load average above half its hardware threads: a build, a tuning run) is too low, so it is kept
+/// but not trusted: the next call measures again and keeps the best of both, until one run happens
+/// on a quiet machine; from then on the entry is read as is.
 
 #include <cstdint>
 #include <string>
@@ -35,6 +38,10 @@ struct MachinePeak {
     double bytesPerSecond = 0;    ///< STREAM triad bandwidth (bytes/s)
     std::string machine;          ///< machineKey() at measurement
     bool fromCache = false;       ///< read from the cache file rather than measured now
+    /// At least one of the runs behind these numbers saw a quiet machine (else they may be low).
+    bool quiet = false;
+    int runs = 0;                 ///< measurements behind the numbers (each the best of its rounds)
+    double loadAverage = -1;      ///< 1-minute load average before the latest run (-1: unknown)
     /// The ridge point (FLOP/byte): kernels of lower arithmetic intensity are memory-bound.
     double ridgeIntensity() const { return bytesPerSecond > 0 ? flopsPerSecond / bytesPerSecond : 0; }
 };
@@ -58,11 +65,12 @@ std::string machineKey();
 /// else $HOME/.cache/tunebench/machine_peak.json ("" when none of the three is set).
 std::string defaultPeakCachePath();
 
-/// The roofs of this machine at `threads` threads: read from `cachePath` when it holds an entry for
-/// machineKey() and `threads`, else measured (measureFmaPeak, measureTriadBandwidth with the
-/// defaults) and added to the file (created with its directory; an unwritable or empty path only
-/// means the next call measures again). A malformed cache file is replaced. Throws tb::UserError for
-/// threads out of range, as measureFmaPeak.
+/// The roofs of this machine at `threads` threads: read from `cachePath` when it holds a quiet entry
+/// for machineKey() and `threads`; else measured (measureFmaPeak, measureTriadBandwidth with the
+/// defaults), each roof the maximum of this run and a busy entry's, and written to the file (created
+/// with its directory; an unwritable or empty path only means the next call measures again). A
+/// malformed cache file is replaced. Throws tb::UserError for threads out of range, as
+/// measureFmaPeak.
 MachinePeak machinePeak(int threads, const std::string& cachePath = defaultPeakCachePath());
 
 }  // namespace tb::measure

@@ -52,11 +52,16 @@ std::string kernelRooflineText(const std::vector<KernelRoofline>& rows, const me
     for (const KernelRoofline& r : rows) total += r.totalMs;
     std::string s;
     char line[512];
+    // A roof measured on a busy machine is too low (machine_peak.h): say so.
+    char how[128] = "";
+    if (!peak.quiet)
+        std::snprintf(how, sizeof how, ", on a busy machine (load %.1f; best of %d runs, measured again next time)",
+                      peak.loadAverage, peak.runs);
     std::snprintf(line, sizeof line,
-                  "Roofs at %d threads (measured%s): FP32 FMA peak %.1f GFLOP/s, triad bandwidth %.1f GB/s, ridge %.2f "
+                  "Roofs at %d threads (measured%s%s): FP32 FMA peak %.1f GFLOP/s, triad bandwidth %.1f GB/s, ridge %.2f "
                   "FLOP/B; bytes = inputs + weights + output once per call\n",
-                  peak.threads, peak.fromCache ? ", cached" : "", peak.flopsPerSecond / 1e9, peak.bytesPerSecond / 1e9,
-                  peak.ridgeIntensity());
+                  peak.threads, peak.fromCache ? ", cached" : "", how, peak.flopsPerSecond / 1e9,
+                  peak.bytesPerSecond / 1e9, peak.ridgeIntensity());
     s += line;
     std::snprintf(line, sizeof line, "  %-48s %5s %9s %6s %9s %8s %8s %8s  %-34s %s\n", "kernel", "calls", "ms", "%",
                   "GFLOP/s", "GB/s", "MB", "FLOP/B", "bound", "schedule");
