@@ -1664,6 +1664,10 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
         <translation>屋顶是在繁忙的机器上测得的，可能偏低。</translation>
     </message>
     <message>
+        <source>memory-bound at %1% of bandwidth (in cache)</source>
+        <translation>访存受限，达到带宽的 %1%（数据在缓存中）</translation>
+    </message>
+    <message>
         <source>bound unknown</source>
         <translation>受限类型未知</translation>
     </message>

@@ -101,7 +101,9 @@ QString RooflineView::kernelText(int index) const {
     const session::RooflineKernel& k = m_data.kernels[index];
     const QString verdict =
         k.bound == QLatin1String("compute")  ? tr("compute-bound at %1% of peak").arg(100 * k.fraction, 0, 'f', 0)
-        : k.bound == QLatin1String("memory") ? tr("memory-bound at %1% of bandwidth").arg(100 * k.fraction, 0, 'f', 0)
+        : k.bound == QLatin1String("memory")
+            ? (k.fraction > 1 ? tr("memory-bound at %1% of bandwidth (in cache)") : tr("memory-bound at %1% of bandwidth"))
+                  .arg(100 * k.fraction, 0, 'f', 0)
                                              : tr("bound unknown");
     const double gbs = k.ms > 0 ? k.bytes / (k.ms * 1e-3) / 1e9 : 0;
     return tr("%1\n%2 call(s), %3 ms each\n%4 GFLOP/s, %5 GB/s, %6 FLOP/byte (%7 MFLOP, %8 MB)\n%9")

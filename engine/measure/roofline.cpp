@@ -49,8 +49,9 @@ RooflineVerdict classifyRoofline(const RooflinePoint& p, const MachinePeak& peak
 std::string rooflineVerdictText(const RooflineVerdict& v) {
     if (v.bound == RooflineBound::Unknown) return "-";
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%s-bound at %.0f%% of %s", rooflineBoundName(v.bound), 100 * v.fraction,
-                  v.bound == RooflineBound::Compute ? "peak" : "bandwidth");
+    std::snprintf(buf, sizeof buf, "%s-bound at %.0f%% of %s%s", rooflineBoundName(v.bound), 100 * v.fraction,
+                  v.bound == RooflineBound::Compute ? "peak" : "bandwidth",
+                  v.bound == RooflineBound::Memory && v.fraction > 1 ? " (in cache)" : "");
     return buf;
 }
 

@@ -67,7 +67,9 @@ struct RooflineVerdict {
 /// Classifies `p` against `peak` (both roofs must be positive, else Unknown).
 RooflineVerdict classifyRoofline(const RooflinePoint& p, const MachinePeak& peak);
 
-/// "compute-bound at 71% of peak", "memory-bound at 83% of bandwidth", or "-" for Unknown.
+/// "compute-bound at 71% of peak", "memory-bound at 83% of bandwidth", or "-" for Unknown; a
+/// memory-bound kernel faster than the DRAM roof ran from cache: "memory-bound at 140% of
+/// bandwidth (in cache)".
 std::string rooflineVerdictText(const RooflineVerdict& v);
 
 }  // namespace tb::measure

@@ -63,13 +63,13 @@ std::string kernelRooflineText(const std::vector<KernelRoofline>& rows, const me
                   peak.threads, peak.fromCache ? ", cached" : "", how, peak.flopsPerSecond / 1e9,
                   peak.bytesPerSecond / 1e9, peak.ridgeIntensity());
     s += line;
-    std::snprintf(line, sizeof line, "  %-48s %5s %9s %6s %9s %8s %8s %8s  %-34s %s\n", "kernel", "calls", "ms", "%",
+    std::snprintf(line, sizeof line, "  %-48s %5s %9s %6s %9s %8s %8s %8s  %-45s %s\n", "kernel", "calls", "ms", "%",
                   "GFLOP/s", "GB/s", "MB", "FLOP/B", "bound", "schedule");
     s += line;
     for (const KernelRoofline& r : rows) {
         const std::string name = r.name.size() > 48 ? r.name.substr(0, 45) + "..." : r.name;
         const auto it = schedule.find(r.func);
-        std::snprintf(line, sizeof line, "  %-48s %5d %9.4f %5.1f%% %9.2f %8.2f %8.3f %8.2f  %-34s %s\n", name.c_str(),
+        std::snprintf(line, sizeof line, "  %-48s %5d %9.4f %5.1f%% %9.2f %8.2f %8.3f %8.2f  %-45s %s\n", name.c_str(),
                       r.calls, r.totalMs, 100 * r.totalMs / std::max(total, 1e-12), r.point.flopsPerSecond() / 1e9,
                       r.point.bytesPerSecond() / 1e9, r.point.bytes / 1e6, r.point.intensity(),
                       measure::rooflineVerdictText(r.verdict).c_str(), it == schedule.end() ? "" : it->second.c_str());
