@@ -23,7 +23,7 @@ struct BenchOutcome {
     QString status;   ///< "Benchmark on server:rasp4b-64 (host:port): median 12.345 ms, max error 1.2e-07 (ok)"
     /// A CPU network run here: every kernel profiled (`compile --profile`) against this machine's
     /// measured peak and bandwidth; empty kernels otherwise (a device, a GPU target, a failure).
-    RooflineSnapshot roofline;
+    RooflineSnapshot roofline = {};
 };
 
 /// Compiles and benchmarks `job`'s network (see the file comment). Every step, the compile report,
