@@ -1672,11 +1672,11 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
         <translation>受限类型未知</translation>
     </message>
     <message>
-        <source>%1
+        <source>%1 → %10
 %2 call(s), %3 ms each
 %4 GFLOP/s, %5 GB/s, %6 FLOP/byte (%7 MFLOP, %8 MB)
 %9</source>
-        <translation>%1
+        <translation>%1 → %10
 %2 次调用，每次 %3 ms
 %4 GFLOP/s，%5 GB/s，%6 FLOP/字节（%7 MFLOP，%8 MB）
 %9</translation>

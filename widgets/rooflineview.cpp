@@ -106,7 +106,7 @@ QString RooflineView::kernelText(int index) const {
                   .arg(100 * k.fraction, 0, 'f', 0)
                                              : tr("bound unknown");
     const double gbs = k.ms > 0 ? k.bytes / (k.ms * 1e-3) / 1e9 : 0;
-    return tr("%1\n%2 call(s), %3 ms each\n%4 GFLOP/s, %5 GB/s, %6 FLOP/byte (%7 MFLOP, %8 MB)\n%9")
+    return tr("%1 → %10\n%2 call(s), %3 ms each\n%4 GFLOP/s, %5 GB/s, %6 FLOP/byte (%7 MFLOP, %8 MB)\n%9")
         .arg(k.name)
         .arg(k.calls)
         .arg(k.ms, 0, 'f', 4)
@@ -115,7 +115,7 @@ QString RooflineView::kernelText(int index) const {
         .arg(k.intensity, 0, 'f', 2)
         .arg(k.flop / 1e6, 0, 'f', 2)
         .arg(k.bytes / 1e6, 0, 'f', 3)
-        .arg(verdict);
+        .arg(verdict, k.shape);
 }
 
 void RooflineView::rebuild() {
@@ -188,7 +188,7 @@ void RooflineView::rebuild() {
         m_kernelOfGraph.append(i);
         if (labelled.contains(i)) {
             auto* t = new QCPItemText(m_plot);
-            t->setText(shortName(k.name));
+            t->setText(shortName(k.name) + QLatin1Char(' ') + k.shape);
             m_labels.append(t->text());
             t->setColor(c.darker(140));
             t->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);

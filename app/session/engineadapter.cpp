@@ -172,6 +172,7 @@ RooflineSnapshot rooflineSnapshot(const std::vector<runtime::KernelRoofline>& ro
     for (const runtime::KernelRoofline& r : rows) {
         RooflineKernel k;
         k.name = qstr(r.name);
+        k.shape = qstr(r.outputShape);
         k.calls = r.calls;
         k.ms = r.point.seconds * 1e3;
         k.flop = r.point.flop;

@@ -184,7 +184,8 @@ struct LogMatch {
 /// A compiled network's kernels on the machine's roofline (engine/runtime/kernel_roofline.h), from
 /// "Compile && benchmark": one point per kernel (= task) and the two measured roofs.
 struct RooflineKernel {
-    QString name;              ///< the fused group, e.g. "fused_nn_conv2d_add_nn_relu_3"
+    QString name;              ///< the fused group, e.g. "fused_nn_conv2d_add_nn_relu"
+    QString shape;             ///< its output shape, e.g. "1x56x56x128" (tells apart kernels of one name)
     int calls = 0;             ///< calls per network run
     double ms = 0;             ///< time of one call (ms)
     double flop = 0;           ///< FLOPs of one call

@@ -35,6 +35,12 @@ double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(
 constexpr int kChains = 12;            // independent FMA chains: covers 4-cycle latency x 2 pipes with room
 constexpr int64_t kIters = 2'000'000;  // one call: ~13 ms per thread at 60 GFLOP/s (AVX-512)
 
+float sumOf(const float* v, int n) {
+    float r = 0;
+    for (int i = 0; i < n; ++i) r += v[i];
+    return r;
+}
+
 // Each returns a value depending on every chain, so the loop cannot be removed.
 #if defined(__x86_64__)
 __attribute__((target("avx512f"), noinline)) float chains512(int64_t iters) {
@@ -46,7 +52,9 @@ __attribute__((target("avx512f"), noinline)) float chains512(int64_t iters) {
         for (int i = 0; i < kChains; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
     }
     for (int i = 1; i < kChains; ++i) acc[0] = _mm512_add_ps(acc[0], acc[i]);
-    return _mm512_reduce_add_ps(acc[0]);
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, acc[0]);
+    return sumOf(lanes, 16);
 }
 
 __attribute__((target("avx2,fma"), noinline)) float chains256(int64_t iters) {
@@ -60,9 +68,7 @@ __attribute__((target("avx2,fma"), noinline)) float chains256(int64_t iters) {
     for (int i = 1; i < kChains; ++i) acc[0] = _mm256_add_ps(acc[0], acc[i]);
     alignas(32) float lanes[8];
     _mm256_store_ps(lanes, acc[0]);
-    float r = 0;
-    for (float x : lanes) r += x;
-    return r;
+    return sumOf(lanes, 8);
 }
 #endif
 
@@ -71,9 +77,7 @@ __attribute__((noinline)) float chainsScalar(int64_t iters) {
     for (int i = 0; i < kChains; ++i) acc[i] = float(i) * 1e-3f;
     for (int64_t k = 0; k < iters; ++k)
         for (float& x : acc) x = __builtin_fmaf(x, 0.999999f, 1e-7f);
-    float r = 0;
-    for (float x : acc) r += x;
-    return r;
+    return sumOf(acc, kChains);
 }
 
 // The widest FMA this CPU has: the loop and its FP32 lanes.
@@ -112,6 +116,7 @@ std::string cpuInfoField(const std::string& text, const std::string& name) {
 }  // namespace
 
 double measureFmaPeak(int threads, int rounds) {
+    // Many short rounds: on a shared machine the best one is the likeliest to have had the cores.
     checkThreads(threads);
     TB_USER_CHECK(rounds >= 1) << "a peak measurement needs at least one round, got " << rounds;
     const FmaLoop loop = widestFma();

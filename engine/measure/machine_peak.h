@@ -49,7 +49,7 @@ struct MachinePeak {
 /// The FP32 FMA peak of `threads` threads of ThreadPool::global() in FLOP/s: the best of `rounds`
 /// timed calls of the FMA chains described in the file comment. Throws tb::UserError when `threads`
 /// is < 1 or exceeds the pool's size, or rounds < 1.
-double measureFmaPeak(int threads, int rounds = 5);
+double measureFmaPeak(int threads, int rounds = 20);
 
 /// The STREAM triad bandwidth of `threads` pool threads in bytes/s over three float arrays of
 /// `arrayBytes` bytes each (0: max(4 x the LLC, 64 MiB)); the best of `rounds` passes after one

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 
+#include "engine/runtime/network_eval.h"
 #include "engine/support/error.h"
 
 namespace tb::runtime {
@@ -30,6 +31,7 @@ std::vector<KernelRoofline> kernelRoofline(const ExecGraph& g, const std::vector
             KernelRoofline r;
             r.name = k.name;
             r.func = k.func;
+            r.outputShape = shapeString(g.nodes[size_t(k.node)].shape);
             r.point.flop = k.flop;
             r.point.bytes = double(nodeTraffic(g, k.node).total());
             rows.push_back(std::move(r));
@@ -67,7 +69,8 @@ std::string kernelRooflineText(const std::vector<KernelRoofline>& rows, const me
                   "GFLOP/s", "GB/s", "MB", "FLOP/B", "bound", "schedule");
     s += line;
     for (const KernelRoofline& r : rows) {
-        const std::string name = r.name.size() > 48 ? r.name.substr(0, 45) + "..." : r.name;
+        std::string name = r.name + " " + r.outputShape;
+        if (name.size() > 48) name = r.name.substr(0, std::max<size_t>(48 - r.outputShape.size(), 8) - 4) + "... " + r.outputShape;
         const auto it = schedule.find(r.func);
         std::snprintf(line, sizeof line, "  %-48s %5d %9.4f %5.1f%% %9.2f %8.2f %8.3f %8.2f  %-45s %s\n", name.c_str(),
                       r.calls, r.totalMs, 100 * r.totalMs / std::max(total, 1e-12), r.point.flopsPerSecond() / 1e9,

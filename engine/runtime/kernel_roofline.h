@@ -23,6 +23,7 @@ namespace tb::runtime {
 struct KernelRoofline {
     std::string name;               ///< the first call's node name (the fused group)
     std::string func;               ///< kernel symbol
+    std::string outputShape;        ///< "1x56x56x128": tells apart the kernels of one fused name
     int calls = 0;                  ///< calls per network run
     double totalMs = 0;             ///< time of all calls of one run (ms)
     measure::RooflinePoint point;   ///< one call: FLOPs, compulsory bytes, seconds (mean over calls)
@@ -40,7 +41,7 @@ std::vector<KernelRoofline> kernelRoofline(const ExecGraph& g, const std::vector
                                            const measure::MachinePeak& peak);
 
 /// The rows as a text table, one line per kernel after a header and the roofs' line:
-/// kernel, calls, ms (all calls of a run), % of the sum, GFLOP/s, GB/s, MB per call (compulsory),
+/// kernel (name and output shape), calls, ms (all calls of a run), % of the sum, GFLOP/s, GB/s, MB per call (compulsory),
 /// FLOP/B, the verdict ("compute-bound at 71% of peak") and, when `schedule` maps the kernel's
 /// symbol, that text (e.g. "tuned"). Ends with a newline.
 std::string kernelRooflineText(const std::vector<KernelRoofline>& rows, const measure::MachinePeak& peak,

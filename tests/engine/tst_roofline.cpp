@@ -155,6 +155,7 @@ private Q_SLOTS:
         QCOMPARE(rows.size(), size_t(2));
         QCOMPARE(rows[0].func, std::string("dense_k"));  // the most time first
         QCOMPARE(rows[0].calls, 1);
+        QCOMPARE(rows[0].outputShape, std::string("1x1000"));
         QCOMPARE(rows[0].point.bytes, 2054048.0);
         QCOMPARE(rows[0].verdict.bound, measure::RooflineBound::Memory);
         QCOMPARE(rows[1].name, std::string("fused_add_a"));
@@ -168,7 +169,7 @@ private Q_SLOTS:
                  text.c_str());
         QVERIFY2(text.find("GFLOP/s     GB/s       MB   FLOP/B  bound") != std::string::npos, text.c_str());
         // fused_dense: 0.1 ms, 10.24 GFLOP/s, 20.54 GB/s, 2.054 MB, 0.50 FLOP/B, 82% of bandwidth, tuned.
-        QVERIFY2(text.find("fused_dense") != std::string::npos &&
+        QVERIFY2(text.find("  fused_dense 1x1000   ") != std::string::npos &&
                      text.find("10.24    20.54    2.054     0.50  memory-bound at 82% of bandwidth              tuned") != std::string::npos,
                  text.c_str());
     }

@@ -1521,11 +1521,11 @@ private Q_SLOTS:
         s.peakGflops = 200;
         s.bandwidthGBs = 25;
         s.threads = 2;
-        session::RooflineKernel conv{QStringLiteral("fused_nn_conv2d_add_nn_relu"), 1, 1.2, 231211008, 1753088,
+        session::RooflineKernel conv{QStringLiteral("fused_nn_conv2d_add_nn_relu"), QStringLiteral("1x56x56x64"), 1, 1.2, 231211008, 1753088,
                                      231211008 / 1.2e-3 / 1e9, 231211008.0 / 1753088, QStringLiteral("compute"), 0.9634};
-        session::RooflineKernel dense{QStringLiteral("fused_nn_dense_add"), 2, 0.1, 1024000, 2054048,
+        session::RooflineKernel dense{QStringLiteral("fused_nn_dense_add"), QStringLiteral("1x1000"), 2, 0.1, 1024000, 2054048,
                                       10.24, 1024000.0 / 2054048, QStringLiteral("memory"), 0.8216};
-        session::RooflineKernel reshape{QStringLiteral("fused_reshape"), 1, 0.01, 0, 4000, 0, 0, QStringLiteral("unknown"), 0};
+        session::RooflineKernel reshape{QStringLiteral("fused_reshape"), QStringLiteral("1x1000"), 1, 0.01, 0, 4000, 0, 0, QStringLiteral("unknown"), 0};
         s.kernels = {conv, dense, reshape};
         widgets::RooflineView v;
         v.resize(900, 600);
@@ -1545,12 +1545,14 @@ private Q_SLOTS:
         QCOMPARE(roof[1], QPointF(8, 200));
         QVERIFY(roof[0].x() < dense.intensity && roof[2].x() > conv.intensity);
         for (const QPointF& p : roof) QVERIFY(qAbs(p.y() - std::min(200.0, p.x() * 25)) < 1e-9 * p.y());
-        QCOMPARE(v.labels(), (QStringList{QStringLiteral("nn_conv2d_add_nn_relu"), QStringLiteral("nn_dense_add")}));
+        QCOMPARE(v.labels(), (QStringList{QStringLiteral("nn_conv2d_add_nn_relu 1x56x56x64"), QStringLiteral("nn_dense_add 1x1000")}));
         QVERIFY(v.plot()->xAxis->scaleType() == QCPAxis::stLogarithmic);
         QVERIFY(v.plot()->yAxis->scaleType() == QCPAxis::stLogarithmic);
         QVERIFY(v.plot()->xAxis->range().contains(dense.intensity) && v.plot()->xAxis->range().contains(conv.intensity));
         QVERIFY(v.plot()->yAxis->range().contains(dense.gflops) && v.plot()->yAxis->range().contains(200));
-        QVERIFY2(v.kernelText(0).contains(QStringLiteral("compute-bound at 96% of peak")), qPrintable(v.kernelText(0)));
+        QVERIFY2(v.kernelText(0).startsWith(QStringLiteral("fused_nn_conv2d_add_nn_relu → 1x56x56x64\n")) &&
+                     v.kernelText(0).contains(QStringLiteral("compute-bound at 96% of peak")),
+                 qPrintable(v.kernelText(0)));
         QVERIFY2(v.kernelText(1).contains(QStringLiteral("memory-bound at 82% of bandwidth")) &&
                      v.kernelText(1).contains(QStringLiteral("20.54 GB/s")) && v.kernelText(1).contains(QStringLiteral("2 call(s)")),
                  qPrintable(v.kernelText(1)));
@@ -1561,7 +1563,7 @@ private Q_SLOTS:
         s.kernels = {dense};
         v.setRoofline(s);
         QCOMPARE(v.kernelPoints().size(), 1);
-        QCOMPARE(v.labels(), QStringList{QStringLiteral("nn_dense_add")});
+        QCOMPARE(v.labels(), QStringList{QStringLiteral("nn_dense_add 1x1000")});
     }
 
     // Issue 16.1: choosing an ONNX model with dynamic inputs (PP-OCR rec declares x [?, 3, 48, ?])
