@@ -1668,6 +1668,18 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
         <translation>访存受限，达到带宽的 %1%（数据在缓存中）</translation>
     </message>
     <message>
+        <source>compute-bound</source>
+        <translation>计算受限</translation>
+    </message>
+    <message>
+        <source>memory-bound</source>
+        <translation>访存受限</translation>
+    </message>
+    <message>
+        <source>%1  %2 %3 (%4% of the time)</source>
+        <translation>%1  %2 %3（占时间的 %4%）</translation>
+    </message>
+    <message>
         <source>bound unknown</source>
         <translation>受限类型未知</translation>
     </message>

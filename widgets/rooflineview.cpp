@@ -17,17 +17,21 @@ namespace tb::widgets {
 
 namespace {
 
-constexpr int kLabelled = 6;  // kernels named on the plot; the rest have tooltips only
+constexpr int kLabelled = 6;  // kernels numbered on the plot and named in its key; the rest have tooltips only
 
 const QColor kCompute(30, 110, 200), kMemory(220, 120, 20), kUnknown(150, 150, 150);
 
+QColor boundColour(const QString& bound) {
+    return bound == QLatin1String("compute") ? kCompute : bound == QLatin1String("memory") ? kMemory : kUnknown;
+}
+
 bool drawable(const session::RooflineKernel& k) { return k.intensity > 0 && k.gflops > 0; }
 
-// "fused_nn_conv2d_add_nn_relu_3" without the prefixes every kernel has.
+// "fused_nn_conv2d_add_nn_relu" as "conv2d_add_relu": without what every kernel's name has.
 QString shortName(QString name) {
     for (const char* prefix : {"tvmgen_default_", "fused_"})
         if (name.startsWith(QLatin1String(prefix))) name.remove(0, qsizetype(qstrlen(prefix)));
-    return name;
+    return name.remove(QStringLiteral("nn_"));
 }
 
 }  // namespace
@@ -43,6 +47,13 @@ RooflineView::RooflineView(QWidget* parent) : QWidget(parent) {
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     m_plot->setMinimumHeight(200);
     m_plot->setMouseTracking(true);
+    m_plot->setAutoAddPlottableToLegend(false);  // only the two colours have an entry
+    // The legend in one row under the axes: kernels served from cache sit above the bandwidth roof,
+    // so no corner inside the axes is sure to be free.
+    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
+    m_plot->plotLayout()->addElement(1, 0, m_plot->legend);
+    m_plot->plotLayout()->setRowStretchFactor(1, 0.001);
+    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
     for (QCPAxis* a : {m_plot->xAxis, m_plot->yAxis}) {
         a->setScaleType(QCPAxis::stLogarithmic);
         a->setTicker(QSharedPointer<QCPAxisTicker>(new LogAxisTicker));
@@ -125,6 +136,7 @@ void RooflineView::rebuild() {
     m_pointGraphs.clear();
     m_kernelOfGraph.clear();
     m_labels.clear();
+    m_plot->legend->setVisible(false);
     m_summary->setText(summaryText());
     const double peak = m_data.peakGflops, bw = m_data.bandwidthGBs;
     if (peak <= 0 || bw <= 0) {
@@ -156,10 +168,22 @@ void RooflineView::rebuild() {
         t->setPositionAlignment(align);
         t->position->setCoords(x, y);
     };
-    roofLabel(tr("peak %1 GFLOP/s").arg(peak, 0, 'f', 1), xHi / 1.3, peak * 1.08, Qt::AlignRight | Qt::AlignBottom);
-    // On the slope, a little right of its start: log-log, so the label's point is on the line.
-    const double xs = xLo * std::pow(ridge / xLo, 0.15);
-    roofLabel(tr("%1 GB/s").arg(bw, 0, 'f', 1), xs, xs * bw * 1.15, Qt::AlignRight | Qt::AlignBottom);
+    // Left of the ridge, above the peak: no kernel runs there (the numbers of the compute-bound ones
+    // stack up right of the ridge; the y range reaches 6x the peak).
+    roofLabel(tr("peak %1 GFLOP/s").arg(peak, 0, 'f', 1), ridge / 1.15, peak * 1.15, Qt::AlignRight | Qt::AlignBottom);
+    // Above the slope, a little right of its start (log-log: x * bw is on the line).
+    const double xs = xLo * std::pow(ridge / xLo, 0.08);
+    roofLabel(tr("%1 GB/s").arg(bw, 0, 'f', 1), xs, xs * bw * 1.3, Qt::AlignLeft | Qt::AlignBottom);
+
+    // What the colours mean.
+    for (const auto& [colour, name] : {std::pair{kCompute, tr("compute-bound")}, std::pair{kMemory, tr("memory-bound")}}) {
+        QCPGraph* g = m_plot->addGraph();
+        g->setLineStyle(QCPGraph::lsNone);
+        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, colour.darker(130), colour, 8));
+        g->setName(name);
+        g->addToLegend();
+    }
+    m_plot->legend->setVisible(true);
 
     // Labels for the kernels that take the most time.
     QList<int> order(m_data.kernels.size());
@@ -174,9 +198,7 @@ void RooflineView::rebuild() {
     for (int i = 0; i < m_data.kernels.size(); ++i) {
         const session::RooflineKernel& k = m_data.kernels[i];
         if (!drawable(k)) continue;
-        const QColor c = k.bound == QLatin1String("compute")  ? kCompute
-                         : k.bound == QLatin1String("memory") ? kMemory
-                                                              : kUnknown;
+        const QColor c = boundColour(k.bound);
         const double share = totalMs > 0 ? k.ms * k.calls / totalMs : 0;
         QCPGraph* g = m_plot->addGraph();
         g->setLineStyle(QCPGraph::lsNone);
@@ -186,18 +208,75 @@ void RooflineView::rebuild() {
         g->setData({k.intensity}, {k.gflops}, true);
         m_pointGraphs.append(g);
         m_kernelOfGraph.append(i);
-        if (labelled.contains(i)) {
-            auto* t = new QCPItemText(m_plot);
-            t->setText(shortName(k.name) + QLatin1Char(' ') + k.shape);
-            m_labels.append(t->text());
-            t->setColor(c.darker(140));
-            t->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
-            t->position->setCoords(k.intensity * 1.12, k.gflops);
-        }
+    }
+    // The key of the numbers, in the bottom right corner (high intensity at low speed: rarely a point).
+    for (qsizetype r = 0; r < labelled.size(); ++r) {
+        const session::RooflineKernel& k = m_data.kernels[labelled[r]];
+        m_labels.append(tr("%1  %2 %3 (%4% of the time)")
+                            .arg(r + 1)
+                            .arg(shortName(k.name), k.shape)
+                            .arg(totalMs > 0 ? 100 * k.ms * k.calls / totalMs : 0, 0, 'f', 0));
+    }
+    if (!m_labels.isEmpty()) {
+        auto* key = new QCPItemText(m_plot);
+        key->setText(m_labels.join(QLatin1Char('\n')));
+        key->setTextAlignment(Qt::AlignLeft);
+        QFont small = font();
+        small.setPointSizeF(small.pointSizeF() * 0.85);
+        key->setFont(small);
+        key->setColor(text);
+        QColor back = palette().color(QPalette::Base);
+        back.setAlpha(220);
+        key->setBrush(back);
+        key->setPen(QPen(palette().color(QPalette::Mid)));
+        key->setPadding(QMargins(4, 2, 4, 2));
+        key->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+        key->position->setType(QCPItemPosition::ptAxisRectRatio);
+        key->position->setCoords(0.99, 0.97);
     }
     setPaddedRange(m_plot->xAxis, xLo, xHi, 0.0);
-    setPaddedRange(m_plot->yAxis, yLo, peak * 2, 0.0);
+    setPaddedRange(m_plot->yAxis, yLo, peak * 6, 0.0);
+    placeNumbers(labelled);
     m_plot->replot(QCustomPlot::rpQueuedRefresh);
+}
+
+void RooflineView::placeNumbers(const QList<int>& labelled) {
+    QFont f = font();
+    f.setBold(true);
+    // In rank order, each number just above its point, raised while its box would cover one already
+    // placed (clustered compute-bound kernels); drawn in reverse, so number 1 ends on top. Boxes are
+    // measured in fractions of the log axes (the plot's pixel size is not known before it is shown):
+    // about right for the 200-400 pixel plots of the window.
+    const QCPRange xr = m_plot->xAxis->range(), yr = m_plot->yAxis->range();
+    auto frac = [](double v, const QCPRange& r) { return std::log10(v / r.lower) / std::log10(r.upper / r.lower); };
+    const double w = 0.045, h = 0.085;
+    QList<QPointF> anchors;
+    QList<QRectF> placed;
+    for (int i : labelled) {
+        const session::RooflineKernel& k = m_data.kernels[i];
+        QRectF box(frac(k.intensity, xr) - w / 2, frac(k.gflops, yr) + 0.03, w, h);  // y grows upwards here
+        for (int tries = 0; tries < 6 && std::any_of(placed.begin(), placed.end(), [&](const QRectF& r) { return r.intersects(box); });
+             ++tries)
+            box.translate(0, h);
+        placed.append(box);
+        anchors.append({k.intensity, yr.lower * std::pow(yr.upper / yr.lower, box.top())});
+    }
+    for (qsizetype r = labelled.size() - 1; r >= 0; --r) {
+        const session::RooflineKernel& k = m_data.kernels[labelled[r]];
+        const QColor c = boundColour(k.bound);
+        auto* t = new QCPItemText(m_plot);
+        t->setText(QString::number(r + 1));
+        t->setFont(f);
+        t->setColor(c.darker(150));
+        // A box of its own: clustered points would hide a bare number.
+        QColor back = palette().color(QPalette::Base);
+        back.setAlpha(230);
+        t->setBrush(back);
+        t->setPen(QPen(c));
+        t->setPadding(QMargins(2, 0, 2, 0));
+        t->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
+        t->position->setCoords(anchors[r].x(), anchors[r].y());
+    }
 }
 
 QList<QPointF> RooflineView::roofPoints() const {
