@@ -10,6 +10,7 @@
 #include <QHash>
 #include <QLocale>
 #include <QPixmap>
+#include <QPushButton>
 #include <QScreen>
 #include <QTabWidget>
 #include <QTimer>
@@ -67,6 +68,9 @@ int main(int argc, char** argv) {
     const QCommandLineOption help = p.addHelpOption();
     const QCommandLineOption version = p.addVersionOption();
     QCommandLineOption autostart(QStringLiteral("autostart"), QStringLiteral("Start tuning at once."));
+    QCommandLineOption benchAtStart(QStringLiteral("benchmark"),
+                                    QStringLiteral("Compile && benchmark the network at once (its kernels then show on the "
+                                                   "Roofline tab); not with --autostart."));
     QCommandLineOption network(QStringLiteral("network"), QStringLiteral("Zoo network (default mobilenet)."),
                                QStringLiteral("NAME"), QStringLiteral("mobilenet"));
     QCommandLineOption onnx(QStringLiteral("onnx"), QStringLiteral("ONNX model to tune instead of a zoo network."),
@@ -127,7 +131,7 @@ int main(int argc, char** argv) {
     QCommandLineOption shotAfter(QStringLiteral("screenshot-after"),
                                  QStringLiteral("Seconds to wait before the screenshot (default 30)."),
                                  QStringLiteral("S"), QStringLiteral("30"));
-    p.addOptions({autostart, network, onnx, trials, perRound, costModel, target, targetHost, log, resume, lang, noTracker,
+    p.addOptions({autostart, benchAtStart, network, onnx, trials, perRound, costModel, target, targetHost, log, resume, lang, noTracker,
                   fleetArm, fleetHost, fleetMali, key, sessionOpt, inspect, compare, mode, tuner, nTrial, dagTab, shot, shotAfter});
     {
         // --help and --version need no display: answer them before the GUI application exists
@@ -240,6 +244,8 @@ int main(int argc, char** argv) {
             window.showFleetPanel();
         }
     }
+    if (p.isSet(benchAtStart) && !p.isSet(autostart))
+        QTimer::singleShot(0, &window, [&window] { window.benchButton()->click(); });
     if (p.isSet(autostart)) {
         // Every session at once; those measuring on a fleet once its devices of their key have registered.
         auto startAll = [&window] {

@@ -1303,14 +1303,6 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
         <translation>每个候选：加载、校验并计时</translation>
     </message>
     <message>
-        <source>Flush CPU caches before each repeat</source>
-        <translation>每次重复前清空 CPU 缓存</translation>
-    </message>
-    <message>
-        <source>TVM enable_cpu_cache_flush: time kernels with cold caches, as in a whole network</source>
-        <translation>TVM enable_cpu_cache_flush：在冷缓存下为内核计时，与整个网络运行时一致</translation>
-    </message>
-    <message>
         <source>Latency log (TSV)</source>
         <translation>延迟日志 (TSV)</translation>
     </message>
@@ -1639,6 +1631,131 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
     <message>
         <source>Compile and benchmark failed: %1</source>
         <translation>编译并测速失败：%1</translation>
+    </message>
+</context>
+<context>
+    <name>tb::widgets::RooflineView</name>
+    <message>
+        <source>Arithmetic intensity (FLOP/byte)</source>
+        <translation>运算强度（FLOP/字节）</translation>
+    </message>
+    <message>
+        <source>GFLOP/s</source>
+        <translation>GFLOP/s</translation>
+    </message>
+    <message>
+        <source>Compile &amp; benchmark a network on this machine&apos;s CPU to see every kernel against its roofline.</source>
+        <translation>在本机 CPU 上编译并测速一个网络，即可看到每个内核在屋顶线上的位置。</translation>
+    </message>
+    <message>
+        <source>Measured roofs at %1 threads: FP32 FMA peak %2 GFLOP/s, triad bandwidth %3 GB/s (ridge %4 FLOP/byte). %5 kernels: %6 compute-bound, %7 memory-bound. Bytes: inputs + weights + output once per call.</source>
+        <translation>%1 线程下实测的屋顶：FP32 FMA 峰值 %2 GFLOP/s，triad 带宽 %3 GB/s（脊点 %4 FLOP/字节）。%5 个内核：%6 个计算受限，%7 个访存受限。字节数：每次调用的输入 + 权重 + 输出各计一次。</translation>
+    </message>
+    <message>
+        <source>compute-bound at %1% of peak</source>
+        <translation>计算受限，达到峰值的 %1%</translation>
+    </message>
+    <message>
+        <source>memory-bound at %1% of bandwidth</source>
+        <translation>访存受限，达到带宽的 %1%</translation>
+    </message>
+    <message>
+        <source>The roofs were measured on a busy machine and may be low.</source>
+        <translation>屋顶是在繁忙的机器上测得的，可能偏低。</translation>
+    </message>
+    <message>
+        <source>memory-bound at %1% of bandwidth (in cache)</source>
+        <translation>访存受限，达到带宽的 %1%（数据在缓存中）</translation>
+    </message>
+    <message>
+        <source>compute-bound</source>
+        <translation>计算受限</translation>
+    </message>
+    <message>
+        <source>memory-bound</source>
+        <translation>访存受限</translation>
+    </message>
+    <message>
+        <source>%1  %2 %3 (%4% of the time)</source>
+        <translation>%1  %2 %3（占时间的 %4%）</translation>
+    </message>
+    <message>
+        <source>bound unknown</source>
+        <translation>受限类型未知</translation>
+    </message>
+    <message>
+        <source>%1 → %10
+%2 call(s), %3 ms each
+%4 GFLOP/s, %5 GB/s, %6 FLOP/byte (%7 MFLOP, %8 MB)
+%9</source>
+        <translation>%1 → %10
+%2 次调用，每次 %3 ms
+%4 GFLOP/s，%5 GB/s，%6 FLOP/字节（%7 MFLOP，%8 MB）
+%9</translation>
+    </message>
+    <message>
+        <source>peak %1 GFLOP/s</source>
+        <translation>峰值 %1 GFLOP/s</translation>
+    </message>
+    <message>
+        <source>%1 GB/s</source>
+        <translation>%1 GB/s</translation>
+    </message>
+</context>
+<context>
+    <name>tb::widgets::MainWindow</name>
+    <message>
+        <source>Tuning</source>
+        <translation>调优</translation>
+    </message>
+    <message>
+        <source>Roofline</source>
+        <translation>屋顶线</translation>
+    </message>
+</context>
+<context>
+    <name>tb::widgets::SetupWidget</name>
+    <message>
+        <source>Cache flush</source>
+        <translation>缓存清空</translation>
+    </message>
+    <message>
+        <source>per task (auto)</source>
+        <translation>按任务（自动）</translation>
+    </message>
+    <message>
+        <source>every task</source>
+        <translation>所有任务</translation>
+    </message>
+    <message>
+        <source>never (warm caches)</source>
+        <translation>从不（热缓存）</translation>
+    </message>
+    <message>
+        <source>TVM enable_cpu_cache_flush: time kernels with cold caches, as in a whole network. Per task: flush where the task&apos;s inputs and weights, or the network&apos;s weights, exceed the last-level cache</source>
+        <translation>TVM enable_cpu_cache_flush：在冷缓存下为内核计时，与整个网络运行时一致。按任务：当任务的输入和权重、或整个网络的权重超过末级缓存时清空</translation>
+    </message>
+</context>
+<context>
+    <name>tb::models::TaskTableModel</name>
+    <message>
+        <source>Cache</source>
+        <translation>缓存</translation>
+    </message>
+    <message>
+        <source>flush</source>
+        <translation>清空</translation>
+    </message>
+    <message>
+        <source>warm</source>
+        <translation>热</translation>
+    </message>
+</context>
+<context>
+    <name>tb::session::BenchWorker</name>
+    <message>
+        <source>Profiling every kernel against this machine&apos;s roofline (%1 threads)…</source>
+        <translation>正在对照本机屋顶线逐个剖析内核（%1 线程）…</translation>
     </message>
 </context>
 </TS>

@@ -58,4 +58,20 @@ void setPaddedRange(QCPAxis* axis, double lower, double upper, double margin, do
     axis->setRange(lo, hi);
 }
 
+void applyChartPalette(QCustomPlot* plot, const QPalette& p) {
+    plot->setBackground(p.color(QPalette::Base));
+    for (QCPAxis* a : {plot->xAxis, plot->yAxis}) {
+        a->setBasePen(QPen(p.color(QPalette::Text)));
+        a->setTickPen(QPen(p.color(QPalette::Text)));
+        a->setSubTickPen(QPen(p.color(QPalette::Text)));
+        a->setTickLabelColor(p.color(QPalette::Text));
+        a->setLabelColor(p.color(QPalette::Text));
+    }
+    QColor legendBack = p.color(QPalette::Base);
+    legendBack.setAlpha(220);
+    plot->legend->setBrush(legendBack);
+    plot->legend->setTextColor(p.color(QPalette::Text));
+    plot->legend->setBorderPen(QPen(p.color(QPalette::Mid)));
+}
+
 }  // namespace tb::widgets

@@ -32,4 +32,8 @@ protected:
 void setPaddedRange(QCPAxis* axis, double lower, double upper, double margin = 0.04, double minSpan = 1.0,
                     double floor = -std::numeric_limits<double>::infinity());
 
+/// Colours `plot`'s background, axes, labels and legend from `palette` (Base, Text, Mid), so a
+/// chart follows a dark theme; call again on QEvent::PaletteChange.
+void applyChartPalette(QCustomPlot* plot, const QPalette& palette);
+
 }  // namespace tb::widgets

@@ -185,22 +185,7 @@ void LatencyChart::changeEvent(QEvent* e) {
     QWidget::changeEvent(e);
 }
 
-void LatencyChart::applyPalette() {
-    const QPalette p = palette();
-    m_plot->setBackground(p.color(QPalette::Base));
-    for (QCPAxis* a : {m_plot->xAxis, m_plot->yAxis}) {
-        a->setBasePen(QPen(p.color(QPalette::Text)));
-        a->setTickPen(QPen(p.color(QPalette::Text)));
-        a->setSubTickPen(QPen(p.color(QPalette::Text)));
-        a->setTickLabelColor(p.color(QPalette::Text));
-        a->setLabelColor(p.color(QPalette::Text));
-    }
-    QColor legendBack = p.color(QPalette::Base);
-    legendBack.setAlpha(220);
-    m_plot->legend->setBrush(legendBack);
-    m_plot->legend->setTextColor(p.color(QPalette::Text));
-    m_plot->legend->setBorderPen(QPen(p.color(QPalette::Mid)));
-}
+void LatencyChart::applyPalette() { applyChartPalette(m_plot, palette()); }
 
 void LatencyChart::rebuild() {
     m_plot->clearGraphs();

@@ -46,6 +46,7 @@
 #include "widgets/models/autotvmtaskmodel.h"
 #include "widgets/models/measurementmodel.h"
 #include "widgets/models/tasktablemodel.h"
+#include "widgets/rooflineview.h"
 #include "widgets/sessionpage.h"
 #include "widgets/setupwidget.h"
 #include "widgets/trackerpanel.h"
@@ -120,6 +121,11 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
     m_taskView = new QTableView(this);
     setUpTaskView(m_taskView, m_taskProxy);
     m_chart = new LatencyChart(this);
+    m_roofline = new RooflineView(this);
+    m_chartTabs = new QTabWidget(this);
+    m_chartTabs->setDocumentMode(true);
+    m_chartTabs->addTab(m_chart, QString());
+    m_chartTabs->addTab(m_roofline, QString());
     m_dagView = new DagView(this);
     m_autotvm = new AutotvmPanel(this);
     m_autotvm->hide();
@@ -151,7 +157,7 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
     // the latency curves; the running commentary (log, history).
     auto* midRow = new QSplitter(Qt::Horizontal, this);
     midRow->addWidget(m_dagView);
-    midRow->addWidget(m_chart);
+    midRow->addWidget(m_chartTabs);
     midRow->setStretchFactor(0, 1);
     midRow->setStretchFactor(1, 1);
     m_bottomTabs = new QTabWidget(this);
@@ -197,6 +203,10 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
     connect(m_session, &session::TuningSession::benchmarkStarted, this, [this] {
         m_finishedText = tr("Compiling and benchmarking…");
         onSessionState(int(m_session->state()));
+    });
+    connect(m_session, &session::TuningSession::rooflineAvailable, this, [this](const session::RooflineSnapshot& r) {
+        m_roofline->setRoofline(r);
+        m_chartTabs->setCurrentWidget(m_roofline);
     });
     connect(m_session, &session::TuningSession::benchmarkFinished, this, [this](const QString& status, bool) {
         m_finishedText = status;
@@ -376,6 +386,8 @@ void MainWindow::retranslate() {
     m_bench->setText(tr("Compile && benchmark"));
     m_bench->setToolTip(tr("Compile the network with the best records of the log and time it: on a device of the "
                            "key with the rpc runner (outputs checked against the interpreter), else here"));
+    m_chartTabs->setTabText(0, tr("Tuning"));
+    m_chartTabs->setTabText(1, tr("Roofline"));
     m_bottomTabs->setTabText(0, tr("Engine log"));
     m_bottomTabs->setTabText(1, tr("Measurements"));
     m_bottomTabs->setTabText(2, tr("Device fleet"));

@@ -40,6 +40,7 @@ class DagView;
 class FleetPanel;
 class LatencyChart;
 class LogInspector;
+class RooflineView;
 class SessionPage;
 class SetupWidget;
 class TrackerPanel;
@@ -66,6 +67,10 @@ public:
     models::MeasurementModel* measurementModel() const { return m_measureModel; }
     QTableView* taskView() const { return m_taskView; }
     LatencyChart* chart() const { return m_chart; }
+    /// The kernels of the last "Compile && benchmark" on the roofline (a tab beside the chart,
+    /// brought to the front when a benchmark delivers its data).
+    RooflineView* rooflineView() const { return m_roofline; }
+    QTabWidget* chartTabs() const { return m_chartTabs; }
     DagView* dagView() const { return m_dagView; }
     AutotvmPanel* autotvmPanel() const { return m_autotvm; }
     TrackerPanel* trackerPanel() const { return m_tracker; }
@@ -123,6 +128,8 @@ private:
     QTableView* m_taskView;
     QTableView* m_measureView;
     LatencyChart* m_chart;
+    RooflineView* m_roofline;
+    QTabWidget* m_chartTabs;
     DagView* m_dagView;
     AutotvmPanel* m_autotvm;
     QWidget* m_midRow;

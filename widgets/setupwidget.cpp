@@ -23,6 +23,8 @@
 #include <QStyle>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include "app/session/tuningsession.h"
 
 namespace tb::widgets {
@@ -212,8 +214,11 @@ SetupWidget::SetupWidget(const QStringList& networks, TargetValidator targetVali
     m_timeout->setDecimals(1);
     m_timeout->setValue(10);
     m_runForm->addRow(QStringLiteral("-"), m_timeout);
-    m_cacheFlush = new QCheckBox(m_runBox);
-    m_runForm->addRow(QString(), m_cacheFlush);
+    m_cacheFlush = new QComboBox(m_runBox);
+    m_cacheFlush->addItem(QStringLiteral("-"), QStringLiteral("auto"));
+    m_cacheFlush->addItem(QStringLiteral("-"), QStringLiteral("on"));
+    m_cacheFlush->addItem(QStringLiteral("-"), QStringLiteral("off"));
+    m_runForm->addRow(QStringLiteral("-"), m_cacheFlush);
     outer->addWidget(m_runBox);
 
     m_logBox = new QGroupBox(this);
@@ -351,8 +356,13 @@ void SetupWidget::retranslate() {
     setRowLabel(m_runForm, m_timeout, tr("Timeout"));
     m_timeout->setSuffix(tr(" s"));
     m_timeout->setToolTip(tr("Per candidate: loading, checking and timing it"));
-    m_cacheFlush->setText(tr("Flush CPU caches before each repeat"));
-    m_cacheFlush->setToolTip(tr("TVM enable_cpu_cache_flush: time kernels with cold caches, as in a whole network"));
+    setRowLabel(m_runForm, m_cacheFlush, tr("Cache flush"));
+    m_cacheFlush->setItemText(0, tr("per task (auto)"));
+    m_cacheFlush->setItemText(1, tr("every task"));
+    m_cacheFlush->setItemText(2, tr("never (warm caches)"));
+    m_cacheFlush->setToolTip(tr("TVM enable_cpu_cache_flush: time kernels with cold caches, as in a whole network. Per task: "
+                                "flush where the task's inputs and weights, or the network's weights, exceed the last-level "
+                                "cache"));
     m_logBox->setTitle(tr("Log"));
     setRowLabel(m_logForm, m_logRow, tr("Log file"));
     m_logBrowse->setText(tr("Browse…"));
@@ -406,7 +416,7 @@ session::TuningJob SetupWidget::job() const {
     j.repeat = m_repeat->value();
     j.minRepeatMs = m_minRepeatMs->value();
     j.timeoutS = m_timeout->value();
-    j.cacheFlush = m_cacheFlush->isChecked();
+    j.cacheFlush = m_cacheFlush->currentData().toString();
     j.logPath = m_log->text().trimmed();
     j.resume = m_resume->isEnabled() && m_resume->isChecked();
     j.latencyLogPath = m_latencyLog->text().trimmed();
@@ -454,7 +464,7 @@ void SetupWidget::setJob(const session::TuningJob& j) {
     m_repeat->setValue(j.repeat);
     m_minRepeatMs->setValue(j.minRepeatMs);
     m_timeout->setValue(j.timeoutS);
-    m_cacheFlush->setChecked(j.cacheFlush);
+    m_cacheFlush->setCurrentIndex(std::max(0, m_cacheFlush->findData(j.cacheFlush)));
     // A generated name follows this job's network (`tunebench --onnx m.onnx` comes with the zoo default's).
     m_logFollowsNetwork = isGeneratedLogName(j.logPath, j);
     m_log->setText(m_logFollowsNetwork ? defaultLogPath(j) : j.logPath);

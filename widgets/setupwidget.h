@@ -134,7 +134,7 @@ private:
     QSpinBox* m_repeat;
     QSpinBox* m_minRepeatMs;
     QDoubleSpinBox* m_timeout;
-    QCheckBox* m_cacheFlush;
+    QComboBox* m_cacheFlush;  ///< auto / on / off (TuningJob::cacheFlush)
     QWidget* m_logRow;
     QLineEdit* m_log;
     QPushButton* m_logBrowse;

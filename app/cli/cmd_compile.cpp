@@ -29,8 +29,10 @@
 #include "engine/codegen/codegen_llvm.h"
 #include "engine/codegen/gpu_module.h"
 #include "engine/codegen/target.h"
+#include "engine/measure/machine_peak.h"
 #include "engine/measure/timer.h"
 #include "engine/runtime/build_module.h"
+#include "engine/runtime/kernel_roofline.h"
 #include "engine/support/error.h"
 #include "engine/support/thread_pool.h"
 
@@ -46,37 +48,18 @@ int positiveInt(const QCommandLineParser& p, const QCommandLineOption& o, int mi
 }
 
 void printProfile(runtime::CompiledModule& mod, int number) {
-    auto prof = mod.runtime().profile(number);
+    const auto prof = mod.runtime().profile(number);
     double total = 0;
     for (const auto& k : prof) total += k.meanMs;
-    // Aggregate calls of the same kernel.
-    struct Row {
-        std::string name, func;
-        int calls = 0;
-        double ms = 0, flop = 0;
-    };
-    std::vector<Row> rows;
-    for (const auto& k : prof) {
-        auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.func == k.func; });
-        if (it == rows.end()) {
-            rows.push_back({k.name, k.func, 0, 0, k.flop});
-            it = rows.end() - 1;
-        }
-        it->calls += 1;
-        it->ms += k.meanMs;
-    }
-    std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.ms > b.ms; });
+    const int threads = ThreadPool::global().numThreads();
+    // Measured once per machine and thread count, then read from the user's cache directory.
+    const measure::MachinePeak peak = measure::machinePeak(threads);
     std::map<std::string, std::string> source;
     for (const auto& k : mod.report().kernels) source[k.symbol] = runtime::scheduleSourceName(k.source);
     std::fprintf(stdout, "Per-kernel profile (%d calls each after a warm-up; sum %.3f ms per run, %d threads):\n",
-                 number, total, ThreadPool::global().numThreads());
-    std::fprintf(stdout, "  %-56s %5s %9s %6s %9s  %s\n", "kernel", "calls", "ms", "%", "GFLOP/s", "schedule");
-    for (const auto& r : rows) {
-        std::string name = r.name.size() > 56 ? r.name.substr(0, 53) + "..." : r.name;
-        const double gflops = r.flop > 0 && r.ms > 0 ? r.flop * r.calls / (r.ms * 1e-3) / 1e9 : 0;
-        std::fprintf(stdout, "  %-56s %5d %9.4f %5.1f%% %9.2f  %s\n", name.c_str(), r.calls, r.ms,
-                     100 * r.ms / std::max(total, 1e-12), gflops, source[r.func].c_str());
-    }
+                 number, total, threads);
+    std::fputs(runtime::kernelRooflineText(runtime::kernelRoofline(mod.runtime().graph(), prof, peak), peak, source).c_str(),
+               stdout);
 }
 }  // namespace
 
@@ -101,7 +84,7 @@ int runCompile(const QStringList& args) {
     QCommandLineOption minRepeat(QStringLiteral("min-repeat-ms"),
                                  QStringLiteral("Minimum duration of a repeat in ms (default 0)."), QStringLiteral("MS"),
                                  QStringLiteral("0"));
-    QCommandLineOption profile(QStringLiteral("profile"), QStringLiteral("Time every kernel (per-kernel table)."));
+    QCommandLineOption profile(QStringLiteral("profile"), QStringLiteral("Time every kernel: per-kernel table with GFLOP/s, GB/s, FLOP/byte and the roofline bound against this machine's measured FMA peak and triad bandwidth (measured once, cached under ~/.cache/tunebench)."));
     QCommandLineOption exportDir(QStringLiteral("export"),
                                  QStringLiteral("Write deploy_lib.so, deploy_graph.json, deploy_param.params to DIR."),
                                  QStringLiteral("DIR"));

@@ -57,6 +57,22 @@ public:
         std::fflush(stdout);
     }
 };
+
+// How each task's candidates are timed (measure_policy.h), once before the first round: the policy
+// does not change while tuning, so it is not a column of TVM's per-round table.
+void printMeasurePolicies(const tuning::Tuner& tuner) {
+    const auto& ps = tuner.measurePolicies();
+    if (ps.empty()) return;
+    std::fprintf(stdout, "Measurement policy per task (--cache-flush %s):\n",
+                 tuning::cacheFlushModeName(tuner.job().runner.cacheFlush));
+    std::fprintf(stdout, "|  ID  |                       Task Description                        | Cache  | Inputs+weights (MB) | Why\n");
+    for (size_t i = 0; i < ps.size(); ++i) {
+        const auto& t = tuner.network().tasks()[i].task;
+        std::fprintf(stdout, "| %4zu | %61s | %-6s | %19.2f | %s\n", i, t.desc.c_str(), ps[i].flush ? "flush" : "warm",
+                     double(ps[i].taskInputBytes) / 1e6, ps[i].reason().c_str());
+    }
+    std::fflush(stdout);
+}
 }  // namespace
 
 int runTune(const QStringList& args) {
@@ -65,7 +81,7 @@ int runTune(const QStringList& args) {
     p.addHelpOption();
     TuneCommandLine options;
     options.addTo(p);
-    if (!p.parse(args)) {
+    if (!p.parse(TuneCommandLine::normalized(args))) {
         std::fprintf(stderr, "error: %s\n", qPrintable(p.errorText()));
         return 2;
     }
@@ -85,6 +101,7 @@ int runTune(const QStringList& args) {
     }
     std::fputc('\n', stdout);
     std::fprintf(stdout, "Runner: %s\n", tuner->runnerSummary().c_str());
+    printMeasurePolicies(*tuner);
     if (const auto& rs = tuner->resumeStats())
         std::fprintf(stdout, "Resumed from %s: %d records, %d of this network, %d replayed, %d unreadable lines\n",
                      job.logPath.c_str(), rs->records, rs->matched, rs->replayed, rs->badLines);

@@ -21,6 +21,15 @@ QString str(const std::string& s) { return QString::fromStdString(s); }
 
 }  // namespace
 
+QStringList TuneCommandLine::normalized(const QStringList& args) {
+    static const QStringList values = {QStringLiteral("on"), QStringLiteral("off"), QStringLiteral("auto")};
+    QStringList out = args;
+    for (qsizetype i = 0; i < out.size(); ++i)
+        if (out[i] == QLatin1String("--cache-flush") && (i + 1 == out.size() || !values.contains(out[i + 1])))
+            out[i] = QStringLiteral("--cache-flush=on");
+    return out;
+}
+
 QList<QCommandLineOption> TuneCommandLine::options() const {
     return net.options() + QList<QCommandLineOption>{target, targetHost, trials, log, resume, strategy, perRound, seed, costModel,
                                                      early, runner, tracker, key, tsv, number, repeat, minRepeat,
@@ -29,6 +38,10 @@ QList<QCommandLineOption> TuneCommandLine::options() const {
 
 tuning::TuningJob TuneCommandLine::job(const QCommandLineParser& p) const {
     tuning::TuningJob j;
+    // `tune` has no positional argument: one is a mistyped value (`--cache-flush sometimes`).
+    TB_USER_CHECK(p.positionalArguments().isEmpty())
+        << "unexpected argument '" << p.positionalArguments().value(0).toStdString()
+        << "' (options take their value as --name VALUE; --cache-flush takes on, off or auto)";
     j.network = net.source(p);
     j.target = p.value(target).toStdString();
     j.targetHost = p.value(targetHost).toStdString();
@@ -86,13 +99,17 @@ tuning::TuningJob TuneCommandLine::job(const QCommandLineParser& p) const {
     r.timeoutS = p.value(timeout).toDouble(&ok);
     TB_USER_CHECK(ok && r.timeoutS > 0) << "--timeout must be a positive number of seconds, got '"
                                         << p.value(timeout).toStdString() << "'";
-    r.enableCpuCacheFlush = p.isSet(flush);
+    const std::string flushText = p.value(flush).toStdString();
+    TB_USER_CHECK(flushText == "on" || flushText == "off" || flushText == "auto")
+        << "--cache-flush must be on, off or auto, got '" << flushText << "'";
+    r.cacheFlush = tuning::parseCacheFlushMode(flushText);
     r.pipelineSlice = intValue(p, pipeline, 0);
     r.abandonFactor = p.value(abandon).toDouble(&ok);
     TB_USER_CHECK(ok && (r.abandonFactor == 0 || r.abandonFactor > 1))
         << "--abandon-factor must be 0 (off) or a number > 1, got '" << p.value(abandon).toStdString() << "'";
     r.rejectPreempted = p.isSet(rejectPreempted);
-    TB_USER_CHECK(!(r.rejectPreempted && r.enableCpuCacheFlush)) << "--reject-preempted does not combine with --cache-flush";
+    TB_USER_CHECK(!(r.rejectPreempted && r.cacheFlush == tuning::CacheFlushMode::On))
+        << "--reject-preempted does not combine with --cache-flush on (a flushed round is timed whole)";
     return j;
 }
 
@@ -127,7 +144,8 @@ QStringList TuneCommandLine::arguments(const tuning::TuningJob& j) {
     if (r.repeat != d.runner.repeat) a << QStringLiteral("--repeat") << QString::number(r.repeat);
     if (r.minRepeatMs != d.runner.minRepeatMs) a << QStringLiteral("--min-repeat-ms") << QString::number(r.minRepeatMs);
     if (r.timeoutS != d.runner.timeoutS) a << QStringLiteral("--timeout") << QString::number(r.timeoutS, 'g', 17);
-    if (r.enableCpuCacheFlush) a << QStringLiteral("--cache-flush");
+    if (r.cacheFlush != d.runner.cacheFlush)
+        a << QStringLiteral("--cache-flush") << QString::fromLatin1(tuning::cacheFlushModeName(r.cacheFlush));
     if (r.pipelineSlice != d.runner.pipelineSlice) a << QStringLiteral("--pipeline") << QString::number(r.pipelineSlice);
     if (r.abandonFactor != d.runner.abandonFactor) a << QStringLiteral("--abandon-factor") << QString::number(r.abandonFactor, 'g', 17);
     if (r.rejectPreempted) a << QStringLiteral("--reject-preempted");

@@ -56,7 +56,10 @@ struct TuneCommandLine {
                                QStringLiteral("Runner timeout per candidate in seconds (default 10)."),
                                QStringLiteral("S"), QStringLiteral("10")};
     QCommandLineOption flush{QStringLiteral("cache-flush"),
-                             QStringLiteral("Flush caches before each repeat (TVM enable_cpu_cache_flush).")};
+                             QStringLiteral("Flush CPU caches before each repeat (TVM enable_cpu_cache_flush): on, off, or auto "
+                                            "(default): per task, flush where the task's inputs+weights or the network's "
+                                            "weights exceed the last-level cache. A bare --cache-flush means on."),
+                             QStringLiteral("on|off|auto"), QStringLiteral("auto")};
     QCommandLineOption only{QStringLiteral("tasks"),
                             QStringLiteral("Tune only these task IDs of the extraction order (comma list, e.g. 2,5)."),
                             QStringLiteral("IDS")};
@@ -82,6 +85,9 @@ struct TuneCommandLine {
     QCommandLineOption noSeed{QStringLiteral("no-default-seed"),
                               QStringLiteral("Do not measure each task's default schedule in its first round (pure Ansor).")};
 
+    /// `args` with a bare `--cache-flush` (one not followed by on, off or auto) written
+    /// `--cache-flush=on`, what it meant before the option took a value. Parse this, not `args`.
+    static QStringList normalized(const QStringList& args);
     /// Every option of the command, the network's first.
     QList<QCommandLineOption> options() const;
     void addTo(QCommandLineParser& p) const { p.addOptions(options()); }

@@ -147,7 +147,8 @@ void AutotvmWorker::start(const TuningJob& job, quint64 jobId) {
         ro.repeat = job.repeat;
         ro.minRepeatMs = job.minRepeatMs;
         ro.timeoutS = job.timeoutS;
-        ro.enableCpuCacheFlush = job.cacheFlush;
+        // AutoTVM tasks share one runner: only "on" flushes (auto keeps TVM's default, warm).
+        ro.enableCpuCacheFlush = job.cacheFlush == QLatin1String("on");
         e->runner = std::make_unique<measure::LocalRunner>(ro);
         if (!job.logPath.isEmpty()) e->writer = std::make_unique<record::RecordWriter>(job.logPath.toStdString());
         e->nParallel = int(std::max(1u, std::thread::hardware_concurrency()));

@@ -11,9 +11,12 @@
 
 #include "app/session/engineadapter.h"
 #include "engine/codegen/target.h"
+#include "engine/measure/machine_peak.h"
 #include "engine/runtime/build_module.h"
+#include "engine/runtime/kernel_roofline.h"
 #include "engine/runtime/network_eval.h"
 #include "engine/support/error.h"
+#include "engine/support/thread_pool.h"
 #include "engine/tuning/tuning_job.h"
 
 namespace tb::session {
@@ -38,6 +41,18 @@ QString outcomeLine(const QString& where, double medianS, double maxRelError, bo
         .arg(medianS * 1e3, 0, 'f', 3)
         .arg(maxRelError, 0, 'g', 3)
         .arg(checked ? tr("ok") : tr("FAILED"));
+}
+
+// `compile --profile`: every kernel timed, then placed against the measured roofs (measured once
+// per machine and thread count, then read from the user's cache directory).
+RooflineSnapshot profileRoofline(runtime::CompiledModule& mod, const std::function<void(const QString&)>& log) {
+    const int threads = ThreadPool::global().numThreads();
+    log(tr("Profiling every kernel against this machine's roofline (%1 threads)…").arg(threads));
+    const auto prof = mod.runtime().profile(kNumber * 4);
+    const measure::MachinePeak peak = measure::machinePeak(threads);
+    const auto rows = runtime::kernelRoofline(mod.runtime().graph(), prof, peak);
+    logText(log, runtime::kernelRooflineText(rows, peak));
+    return adapter::rooflineSnapshot(rows, peak);
 }
 
 BenchOutcome run(const TuningJob& job, const std::function<void(const QString&)>& log) {
@@ -71,7 +86,9 @@ BenchOutcome run(const TuningJob& job, const std::function<void(const QString&)>
         const runtime::OutputCheck c = runtime::checkAgainstInterpreter(g, inputs, outs, kTolerance, sink);
         const runtime::BenchmarkResult r = mod.benchmark(kRepeat, kNumber, 0);
         logText(log, r.summary());
-        return {c.ok, outcomeLine(tr("this machine"), r.median, c.maxRelError, c.ok)};
+        BenchOutcome out{c.ok, outcomeLine(tr("this machine"), r.median, c.maxRelError, c.ok), {}};
+        if (!mod.gpuModule()) out.roofline = profileRoofline(mod, log);
+        return out;
     }
     runtime::RemoteRunOptions ro;
     ro.trackerHost = job.trackerHost.toStdString();

@@ -4,7 +4,9 @@
 // compile --bench` for a session job. The network is compiled with the best records of the job's
 // log (TVM ApplyHistoryBest + relay.build); with the rpc runner it is cross-compiled for the job's
 // target, exported, run on a device of the job's key (runtime::runOnDevice) and checked against
-// the graph interpreter, else run and timed here. The text is the CLI's (engine/runtime/network_eval.h).
+// the graph interpreter, else run and timed here, and then profiled kernel by kernel against the
+// machine's roofline (`compile --profile`). The text is the CLI's (engine/runtime/network_eval.h,
+// engine/runtime/kernel_roofline.h).
 // Runs on whatever thread calls it (TuningSession runs it on its own QThread, never the GUI's).
 
 #include <QString>
@@ -15,10 +17,13 @@
 
 namespace tb::session {
 
-/// The one-line outcome for the status bar.
+/// The one-line outcome for the status bar, and the kernels on the roofline.
 struct BenchOutcome {
     bool ok = false;  ///< ran, and the outputs match the interpreter's
     QString status;   ///< "Benchmark on server:rasp4b-64 (host:port): median 12.345 ms, max error 1.2e-07 (ok)"
+    /// A CPU network run here: every kernel profiled (`compile --profile`) against this machine's
+    /// measured peak and bandwidth; empty kernels otherwise (a device, a GPU target, a failure).
+    RooflineSnapshot roofline = {};
 };
 
 /// Compiles and benchmarks `job`'s network (see the file comment). Every step, the compile report,

@@ -70,7 +70,7 @@ tuning::TuningJob engineJob(const TuningJob& j) {
     r.repeat = j.repeat;
     r.minRepeatMs = j.minRepeatMs;
     r.timeoutS = j.timeoutS;
-    r.enableCpuCacheFlush = j.cacheFlush;
+    r.cacheFlush = tuning::parseCacheFlushMode(sstr(j.cacheFlush));
     r.pipelineSlice = j.pipelineSlice;
     r.abandonFactor = j.abandonFactor;
     r.rejectPreempted = j.rejectPreempted;
@@ -113,7 +113,7 @@ TuningJob sessionJob(const tuning::TuningJob& e) {
     j.repeat = r.repeat;
     j.minRepeatMs = r.minRepeatMs;
     j.timeoutS = r.timeoutS;
-    j.cacheFlush = r.enableCpuCacheFlush;
+    j.cacheFlush = QString::fromLatin1(tuning::cacheFlushModeName(r.cacheFlush));
     j.pipelineSlice = r.pipelineSlice;
     j.abandonFactor = r.abandonFactor;
     j.rejectPreempted = r.rejectPreempted;
@@ -159,9 +159,37 @@ QList<TaskRow> taskRows(const tuning::NetworkTuner& tuner, int tuningTask) {
         else
             r.state = QStringLiteral("pending");
         r.next = int(i) == next && !ts.finished();
+        if (i < tuner.tasks().size()) {
+            const search::SearchTask& st = tuner.tasks()[i].task;
+            if (st.cacheFlush) r.cacheFlush = *st.cacheFlush ? QStringLiteral("flush") : QStringLiteral("warm");
+            r.cacheFlushReason = qstr(st.cacheFlushReason);
+        }
         rows.append(r);
     }
     return rows;
+}
+
+RooflineSnapshot rooflineSnapshot(const std::vector<runtime::KernelRoofline>& rows, const measure::MachinePeak& peak) {
+    RooflineSnapshot s;
+    s.peakGflops = peak.flopsPerSecond / 1e9;
+    s.bandwidthGBs = peak.bytesPerSecond / 1e9;
+    s.threads = peak.threads;
+    s.quiet = peak.quiet;
+    for (const runtime::KernelRoofline& r : rows) {
+        RooflineKernel k;
+        k.name = qstr(r.name);
+        k.shape = qstr(r.outputShape);
+        k.calls = r.calls;
+        k.ms = r.point.seconds * 1e3;
+        k.flop = r.point.flop;
+        k.bytes = r.point.bytes;
+        k.gflops = r.point.flopsPerSecond() / 1e9;
+        k.intensity = r.point.intensity();
+        k.bound = QString::fromLatin1(measure::rooflineBoundName(r.verdict.bound));
+        k.fraction = r.verdict.fraction;
+        s.kernels.append(k);
+    }
+    return s;
 }
 
 MeasureRow measureRow(const tuning::MeasuredTrial& trial, double flop, double elapsedS) {

@@ -11,7 +11,9 @@
 #include "app/session/snapshots.h"
 #include "engine/codegen/target.h"
 #include "engine/measure/gpu_runner.h"
+#include "engine/measure/machine_peak.h"
 #include "engine/measure/measure.h"
+#include "engine/runtime/kernel_roofline.h"
 #include "engine/schedule/loop_state.h"
 #include "engine/te/compute_dag.h"
 #include "engine/tuning/network_tuner.h"
@@ -34,6 +36,9 @@ QList<TaskRow> taskRows(const tuning::NetworkTuner& tuner, int tuningTask);
 
 /// One measured trial; `flop` is the task's FLOP count, `elapsedS` the job's clock.
 MeasureRow measureRow(const tuning::MeasuredTrial& trial, double flop, double elapsedS);
+
+/// A profile's kernels on the roofline (runtime::kernelRoofline) with the roofs they were judged by.
+RooflineSnapshot rooflineSnapshot(const std::vector<runtime::KernelRoofline>& rows, const measure::MachinePeak& peak);
 
 /// One build or device step for the fleet timeline: times relative to `jobStartEpoch` (seconds
 /// since the Unix epoch when the job's engine objects were built), the task found by the

@@ -24,6 +24,10 @@ struct TaskRow {
     double share = 0;          ///< weight*best / sum over measured tasks (= the estimated total latency once all are), 0..1
     QString state;             ///< "pending", "tuning", "tuned", "dead"
     bool next = false;         ///< the scheduler's next pick
+    /// Measurement policy (engine/tuning/measure_policy.h): "flush" (caches flushed before each
+    /// repeat), "warm", or empty when it does not apply (GPU targets).
+    QString cacheFlush;
+    QString cacheFlushReason;  ///< why, e.g. "flush: network weights 46.8 MB > LLC 33.6 MB"
     bool operator==(const TaskRow&) const = default;
 };
 
@@ -177,6 +181,30 @@ struct LogMatch {
 };
 
 /// What an earlier run of a job left in its log, in the shapes a live run reports (resume).
+/// A compiled network's kernels on the machine's roofline (engine/runtime/kernel_roofline.h), from
+/// "Compile && benchmark": one point per kernel (= task) and the two measured roofs.
+struct RooflineKernel {
+    QString name;              ///< the fused group, e.g. "fused_nn_conv2d_add_nn_relu"
+    QString shape;             ///< its output shape, e.g. "1x56x56x128" (tells apart kernels of one name)
+    int calls = 0;             ///< calls per network run
+    double ms = 0;             ///< time of one call (ms)
+    double flop = 0;           ///< FLOPs of one call
+    double bytes = 0;          ///< compulsory bytes of one call (inputs + weights + output)
+    double gflops = 0;         ///< achieved GFLOP/s
+    double intensity = 0;      ///< FLOP per byte
+    QString bound;             ///< "compute", "memory" or "unknown"
+    double fraction = 0;       ///< achieved / the roof at its intensity (0..1, may exceed 1 for cached data)
+    bool operator==(const RooflineKernel&) const = default;
+};
+struct RooflineSnapshot {
+    double peakGflops = 0;     ///< measured FP32 FMA peak (GFLOP/s)
+    double bandwidthGBs = 0;   ///< measured triad bandwidth (GB/s)
+    int threads = 0;           ///< threads both were measured with (the kernels' pool)
+    bool quiet = true;         ///< false: measured on a busy machine only, the roofs may be low
+    QList<RooflineKernel> kernels;
+    bool operator==(const RooflineSnapshot&) const = default;
+};
+
 struct TuningHistory {
     QString path;
     QList<MeasureRow> measurements;   ///< the records of the job's tasks, in file order (fromLog set)
@@ -218,7 +246,8 @@ struct TuningJob {
     int repeat = 1;              ///< runner repeat (TVM `repeat`)
     int minRepeatMs = 100;       ///< runner min_repeat_ms
     double timeoutS = 10;        ///< runner timeout per candidate (s)
-    bool cacheFlush = false;     ///< TVM enable_cpu_cache_flush (--cache-flush)
+    /// TVM enable_cpu_cache_flush (--cache-flush): "on", "off" or "auto" (per task, the default)
+    QString cacheFlush = QStringLiteral("auto");
     int pipelineSlice = 0;       ///< --pipeline (RunnerConfig::pipelineSlice); no control in the window
     double abandonFactor = 2.5;  ///< --abandon-factor (RunnerConfig::abandonFactor); no control in the window
     bool rejectPreempted = false;  ///< --reject-preempted (RunnerConfig::rejectPreempted); no control in the window
@@ -255,3 +284,4 @@ Q_DECLARE_METATYPE(tb::session::TuningJob)
 Q_DECLARE_METATYPE(tb::session::DagSnapshot)
 Q_DECLARE_METATYPE(tb::session::LogSnapshot)
 Q_DECLARE_METATYPE(tb::session::TuningHistory)
+Q_DECLARE_METATYPE(tb::session::RooflineSnapshot)

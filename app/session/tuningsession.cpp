@@ -21,6 +21,7 @@ TuningSession::TuningSession(QObject* parent) : QObject(parent), m_dags(std::mak
     qRegisterMetaType<LatencyPoint>();
     qRegisterMetaType<DagSnapshot>();
     qRegisterMetaType<TuningJob>();
+    qRegisterMetaType<RooflineSnapshot>();
     qRegisterMetaType<QList<TaskRow>>();
     qRegisterMetaType<QList<MeasureRow>>();
     qRegisterMetaType<FleetEvent>();
@@ -234,6 +235,7 @@ void TuningSession::compileAndBenchmark(const TuningJob& job) {
             t->wait();
             t->deleteLater();
         }
+        if (!outcome->roofline.kernels.isEmpty()) Q_EMIT rooflineAvailable(outcome->roofline);
         Q_EMIT benchmarkFinished(outcome->status, outcome->ok);
     });
     Q_EMIT benchmarkStarted();

@@ -59,7 +59,8 @@ public Q_SLOTS:
     /// Compiles the job's network with the best records of its log and benchmarks it: with the rpc
     /// runner cross-compiled for its target and run and checked on a device of its key, else here
     /// (`tunebench-cli compile --bench [--runner rpc ...]`, app/session/benchworker.h). Runs on its
-    /// own thread; lines arrive as logMessage, then benchmarkFinished. Refused (a log line) while a
+    /// own thread; lines arrive as logMessage, then (run here, on a CPU) rooflineAvailable, then
+    /// benchmarkFinished. Refused (a log line) while a
     /// tuning job runs (it would be timed against the tuning) or a benchmark is running.
     void compileAndBenchmark(const tb::session::TuningJob& job);
     /// Blocks until the worker has stopped (used on window close): no record is lost.
@@ -88,6 +89,9 @@ Q_SIGNALS:
     /// compileAndBenchmark ended: `status` is one line (where it ran, median ms, max error, ok or
     /// FAILED, or why it failed); ok: it ran and the outputs match the interpreter's.
     void benchmarkFinished(const QString& status, bool ok);
+    /// After a benchmark on this machine's CPU, before benchmarkFinished: every kernel of the
+    /// network profiled against the measured peak and bandwidth (the roofline view's data).
+    void rooflineAvailable(const tb::session::RooflineSnapshot& roofline);
 
 private:
     void setState(State s);

@@ -114,7 +114,8 @@ std::string LocalRunner::stopWorker(bool killIt) {
     return describeWaitStatus(status);
 }
 
-MeasureResult LocalRunner::runOne(const codegen::CompiledKernel& kernel, const CheckSpec* check, double abandonAboveS) {
+MeasureResult LocalRunner::runOne(const codegen::CompiledKernel& kernel, const CheckSpec* check,
+                                  std::optional<bool> cacheFlush, double abandonAboveS) {
     using clock = std::chrono::steady_clock;
     const auto t0 = clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
@@ -132,7 +133,7 @@ MeasureResult LocalRunner::runOne(const codegen::CompiledKernel& kernel, const C
     req.timer.cooldownIntervalMs = m_options.cooldownIntervalS * 1e3;
     req.timer.rejectPreempted = m_options.rejectPreempted;
     req.timer.abandonAboveS = abandonAboveS;
-    req.flushCache = m_options.enableCpuCacheFlush;
+    req.flushCache = cacheFlush.value_or(m_options.enableCpuCacheFlush);
     req.seed = m_options.seed;
     if (check) {
         req.hasCheck = true;
@@ -176,7 +177,7 @@ std::vector<MeasureResult> LocalRunner::run(const std::vector<MeasureInput>& inp
             r = failure(b.errorNo == MeasureErrorNo::NoError ? MeasureErrorNo::CompileHost : b.errorNo, b.errorMsg);
         } else {
             r = runStep(m_batches, int(i), inputs[i].workloadKey, "local sandbox",
-                        [&] { return runOne(*b.kernel, inputs[i].check.get(), inputs[i].abandonAboveS); });
+                        [&] { return runOne(*b.kernel, inputs[i].check.get(), inputs[i].cacheFlush, inputs[i].abandonAboveS); });
         }
         r.allCost += b.timeCost;
         out.push_back(std::move(r));

@@ -18,6 +18,7 @@
 /// candidate costs exactly one error record and later candidates are unaffected. Build errors are
 /// passed through. Candidates run one at a time (timings must not overlap).
 
+#include <optional>
 #include <string>
 #include <sys/types.h>
 
@@ -34,7 +35,7 @@ struct RunnerOptions {
     double cooldownIntervalS = 0;     ///< TVM `cooldown_interval` (s)
     bool enableCpuCacheFlush = false; ///< flush every argument but the first before each repeat
     /// Time only the slices of a round in which no thread of the worker was preempted (timer.h
-    /// TimerOptions::rejectPreempted); not with enableCpuCacheFlush.
+    /// TimerOptions::rejectPreempted); a candidate timed with a cache flush is timed whole.
     bool rejectPreempted = false;
     int numThreads = 0;               ///< worker thread-pool size (TB_NUM_THREADS); 0 = all cores
     uint64_t seed = 0;                ///< random input seed
@@ -52,8 +53,11 @@ public:
     LocalRunner& operator=(const LocalRunner&) = delete;
 
     std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs, const std::vector<BuildResult>& builds) override;
-    /// Run one built kernel (args sized from kernel.argElements); abandonAboveS as MeasureInput's.
-    MeasureResult runOne(const codegen::CompiledKernel& kernel, const CheckSpec* check = nullptr, double abandonAboveS = 0);
+    /// Run one built kernel (args sized from kernel.argElements). `cacheFlush` overrides
+    /// options().enableCpuCacheFlush for this kernel (MeasureInput::cacheFlush); nullopt keeps it.
+    /// abandonAboveS as MeasureInput's.
+    MeasureResult runOne(const codegen::CompiledKernel& kernel, const CheckSpec* check = nullptr,
+                         std::optional<bool> cacheFlush = std::nullopt, double abandonAboveS = 0);
 
     const RunnerOptions& options() const { return m_options; }
     /// How many worker processes were started so far (1 + restarts).

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,10 @@ struct MeasureInput {
     /// measurement (timer.h TimerOptions::abandonAboveS). The measurer sets it from the task's best
     /// cost so far (tuning/program_measurer.h setAbandonFactor). GPU and RPC runners ignore it.
     double abandonAboveS = 0;
+    /// The task's measurement policy (tuning/measure_policy.h): flush the CPU caches before each
+    /// repeat (true) or not (false), overriding the runner's enable_cpu_cache_flush; nullopt = the
+    /// runner's setting. CPU runners only (local sandbox, RPC); GPU runners ignore it.
+    std::optional<bool> cacheFlush;
     /// Opaque identification for logs and records: the workload key and the state's text.
     std::string workloadKey;
     std::string stateText;

@@ -449,7 +449,7 @@ void RpcRunner::worker(Batch& b) {
                 req.number = o.number;
                 req.repeat = o.repeat;
                 req.minRepeatMs = int(std::lround(o.minRepeatMs));
-                req.enableCpuCacheFlush = o.enableCpuCacheFlush;
+                req.enableCpuCacheFlush = in.cacheFlush.value_or(o.enableCpuCacheFlush);
                 req.timeoutSec = o.timeoutS;
                 if (br.gpuModule) {
                     for (int a = 0; a < br.gpuModule->numArgs; ++a)

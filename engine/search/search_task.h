@@ -10,6 +10,7 @@
 /// measure::defaultHardwareParams(target) unless the job gives them.
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "engine/schedule/layout_rewrite.h"
@@ -28,6 +29,10 @@ struct SearchTask {
     /// layout_rewrite_option, written into every record): RewriteForPreTransformed times the kernel
     /// with its weight already in the state's layout, as a network compiled with the record runs it.
     LayoutRewriteOption layoutRewrite = LayoutRewriteOption::NoRewrite;
+    /// Measurement policy (tuning/measure_policy.h, chosen by buildTuner): candidates timed with the
+    /// CPU caches flushed before each repeat (true) or warm (false); nullopt = the runner's setting.
+    std::optional<bool> cacheFlush;
+    std::string cacheFlushReason;  ///< why, for tables: "flush: network weights 46.8 MB > LLC 33.6 MB"
     double flop() const { return dag ? dag->flopCount() : 0; }
 };
 

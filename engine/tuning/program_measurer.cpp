@@ -101,6 +101,7 @@ std::vector<search::MeasureOutcome> ProgramMeasurer::measure(const search::Searc
     parallelFor(int64_t(states.size()), [&](int64_t k) {
         const size_t i = size_t(k);
         inputs[i].workloadKey = task.workloadKey;
+        inputs[i].cacheFlush = task.cacheFlush;
         try {
             if (m_gpuLowerer)
                 inputs[i].gpuModule = std::make_shared<codegen::GpuModule>(m_gpuLowerer(task, states[i]));

@@ -11,8 +11,10 @@
 #include "engine/lower/lower_state.h"
 #include "engine/codegen/codegen_gpu_source.h"
 #include "engine/measure/builder.h"
+#include "engine/measure/cpu_caches.h"
 #include "engine/measure/gpu_runner.h"
 #include "engine/measure/local_runner.h"
+#include "engine/measure/roofline.h"
 #include "engine/measure/rpc_runner.h"
 #include "engine/support/error.h"
 
@@ -60,14 +62,28 @@ void setTiming(Options& o, const RunnerConfig& rc) {
     o.number = rc.number;
     o.repeat = rc.repeat;
     o.minRepeatMs = rc.minRepeatMs;
-    o.enableCpuCacheFlush = rc.enableCpuCacheFlush;
+    // auto: the runner does not flush; each task's MeasureInput::cacheFlush decides.
+    o.enableCpuCacheFlush = rc.cacheFlush == CacheFlushMode::On;
 }
 
+// `flush` ends the line: the runner's flag, or with --cache-flush auto what the tasks chose.
 template <class Options>
-std::string timingSummary(const Options& o) {
+std::string timingSummary(const Options& o, const std::string& flush) {
     char buf[160];
-    std::snprintf(buf, sizeof(buf), "number %d, repeat %d, min_repeat_ms %g, timeout %g s, cache flush %s", o.number,
-                  o.repeat, double(o.minRepeatMs), o.timeoutS, o.enableCpuCacheFlush ? "on" : "off");
+    std::snprintf(buf, sizeof(buf), "number %d, repeat %d, min_repeat_ms %g, timeout %g s, ", o.number, o.repeat,
+                  double(o.minRepeatMs), o.timeoutS);
+    return buf + flush;
+}
+
+std::string flushSummary(bool runnerFlushes, const TuningJob& job, const std::vector<TaskMeasurePolicy>& ps) {
+    if (job.runner.cacheFlush != CacheFlushMode::Auto || ps.empty())
+        return runnerFlushes ? "cache flush on" : "cache flush off";
+    if (ps.front().llcBytes <= 0) return "cache flush auto: LLC unknown, every task warm";
+    size_t flushed = 0;
+    for (const TaskMeasurePolicy& p : ps) flushed += p.flush ? 1 : 0;
+    char buf[120];
+    std::snprintf(buf, sizeof buf, "cache flush auto: %zu of %zu tasks flushed, LLC %.1f MB", flushed, ps.size(),
+                  double(ps.front().llcBytes) / 1e6);
     return buf;
 }
 
@@ -120,7 +136,8 @@ std::string Tuner::runnerSummary() const {
             extra = buf;
         }
         if (r->options().rejectPreempted) extra += std::string(extra.empty() ? "" : ", ") + "preempted slices rejected";
-        return "local sandbox" + (extra.empty() ? std::string() : " (" + extra + ")") + ": " + timingSummary(r->options());
+        return "local sandbox" + (extra.empty() ? std::string() : " (" + extra + ")") + ": " +
+               timingSummary(r->options(), flushSummary(r->options().enableCpuCacheFlush, m_job, m_policies));
     }
     if (const auto* r = dynamic_cast<const measure::GpuLocalRunner*>(m_runner.get())) {
         const auto& o = r->options();
@@ -132,7 +149,7 @@ std::string Tuner::runnerSummary() const {
     if (const auto* r = dynamic_cast<const measure::RpcRunner*>(m_runner.get())) {
         const auto& o = r->options();
         return "rpc key " + o.key + " at " + o.trackerHost + ":" + std::to_string(o.trackerPort) + ": " +
-               timingSummary(o);
+               timingSummary(o, flushSummary(o.enableCpuCacheFlush, m_job, m_policies));
     }
     return "custom runner";
 }
@@ -184,6 +201,12 @@ std::unique_ptr<Tuner> buildTuner(const TuningJob& job) {
             << "task " << id << " is not a task ID of this network (0.." << t->m_extracted - 1 << ")";
         keep[size_t(id)] = true;
     }
+    // The measurement policy: this machine's LLC is known only when candidates run here.
+    const int64_t llc = job.runner.kind == RunnerConfig::Kind::Local ? measure::hostLastLevelCacheBytes() : 0;
+    int64_t networkWeightBytes = 0;
+    for (const graph::Node& n : g.nodes())
+        if (n.kind == graph::NodeKind::Constant && n.value)
+            networkWeightBytes += int64_t(n.value->f.size() * sizeof(float) + n.value->i.size() * sizeof(int64_t));
     std::vector<NetworkTask> tasks;
     for (size_t i = 0; i < extracted.size(); ++i) {
         if (!keep[i]) continue;
@@ -196,6 +219,13 @@ std::unique_ptr<Tuner> buildTuner(const TuningJob& job) {
         nt.task.hardware = t->m_hardware;
         nt.task.layoutRewrite = t->m_layoutRewrite;
         nt.weight = e.weight;
+        if (!gpu) {
+            const TaskMeasurePolicy mp = chooseMeasurePolicy(measure::dagTraffic(e.dag).inputBytes, networkWeightBytes,
+                                                             job.runner.cacheFlush, llc);
+            nt.task.cacheFlush = mp.flush;
+            nt.task.cacheFlushReason = mp.reason();
+            t->m_policies.push_back(mp);
+        }
         tasks.push_back(std::move(nt));
         t->m_taskIndices.push_back(int(i));
     }

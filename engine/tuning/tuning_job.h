@@ -31,6 +31,7 @@
 #include "engine/record/record_io.h"
 #include "engine/schedule/layout_rewrite.h"
 #include "engine/support/hardware_params.h"
+#include "engine/tuning/measure_policy.h"
 #include "engine/tuning/network_tuner.h"
 #include "engine/tuning/program_measurer.h"
 
@@ -69,7 +70,9 @@ struct RunnerConfig {
     int number = 3;                         ///< runs per measurement (TVM `number`)
     int repeat = 1;                         ///< measurements per candidate (TVM `repeat`)
     int minRepeatMs = 100;                  ///< TVM `min_repeat_ms`: raise `number` until one measurement lasts this long
-    bool enableCpuCacheFlush = false;       ///< TVM `enable_cpu_cache_flush`: flush caches before each measurement
+    /// TVM `enable_cpu_cache_flush`, per task: on/off for every task, or auto (the default): flush
+    /// for the tasks whose data does not stay in the last-level cache (measure_policy.h).
+    CacheFlushMode cacheFlush = CacheFlushMode::Auto;
     double trackerRetryTimeoutS = 60;       ///< rpc: give up on an unreachable tracker after this long (s)
     /// Local CPU runner: candidates per pipeline slice (ProgramMeasurer::setPipelineSlice; 0 = none,
     /// TVM's build-all-then-run-all). Ignored by the RPC and GPU runners, which keep whole batches.
@@ -78,7 +81,7 @@ struct RunnerConfig {
     /// the task's best so far (ProgramMeasurer::setAbandonFactor; 0 = off, TVM's behaviour).
     double abandonFactor = 2.5;
     /// Local CPU runner: count only the timing slices in which no worker thread was preempted
-    /// (timer.h TimerOptions::rejectPreempted). Not with enableCpuCacheFlush.
+    /// (timer.h TimerOptions::rejectPreempted). Tasks whose policy flushes the caches are timed whole.
     bool rejectPreempted = false;
     bool operator==(const RunnerConfig&) const = default;
 };
@@ -154,8 +157,12 @@ public:
     /// What resume found in the log (job.resume); nullopt when the job did not resume.
     const std::optional<ResumeStats>& resumeStats() const { return m_resume; }
     /// The runner as built, in one line for logs, e.g. "local sandbox: number 3, repeat 1,
-    /// min_repeat_ms 100, timeout 10 s, cache flush on" (read back from the runner object).
+    /// min_repeat_ms 100, timeout 10 s, cache flush on" (read back from the runner object; with
+    /// --cache-flush auto "cache flush auto: 3 of 22 tasks flushed, LLC 33.6 MB").
     std::string runnerSummary() const;
+    /// The measurement policy of every tuned task (network().tasks() order), as chosen from
+    /// job().runner.cacheFlush; empty for GPU targets (no cache flush there).
+    const std::vector<TaskMeasurePolicy>& measurePolicies() const { return m_policies; }
 
 private:
     friend std::unique_ptr<Tuner> buildTuner(const TuningJob& job);
@@ -167,6 +174,7 @@ private:
     LayoutRewriteOption m_layoutRewrite = LayoutRewriteOption::NoRewrite;
     int m_extracted = 0;
     std::vector<int> m_taskIndices;
+    std::vector<TaskMeasurePolicy> m_policies;
     std::optional<ResumeStats> m_resume;
     std::unique_ptr<measure::ProgramBuilder> m_builder;
     std::unique_ptr<measure::ProgramRunner> m_runner;
@@ -178,7 +186,8 @@ private:
 
 /// Builds everything `job` describes: loads the network, extracts its tasks for the target
 /// (graph::extractTasks, with job.network.winograd), keeps job.taskIds, fills each task's hardware
-/// params, and creates the LocalBuilder, the runner (local sandbox or RPC), the record writer
+/// params and measurement policy (measure_policy.h: this machine's LLC for the local runner,
+/// unknown for RPC devices), and creates the LocalBuilder, the runner (local sandbox or RPC), the record writer
 /// (append), the ProgramMeasurer, the NetworkTuner (cost model, policies, scheduler) and the
 /// LogEstimatedLatency callback; then resumes from the log when job.resume. Slow (task
 /// extraction, a sandbox process start). Throws tb::UserError naming the problem: bad network,

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "engine/lower/lower_state.h"
 #include "engine/measure/builder.h"
@@ -48,6 +49,22 @@ search::SearchTask matmulTask() {
     task.target = "llvm";
     return task;
 }
+// Builds nothing; records the cache-flush choice of every input it is asked to time.
+struct NoBuild : measure::ProgramBuilder {
+    std::vector<measure::BuildResult> build(const std::vector<measure::MeasureInput>& inputs) override {
+        return std::vector<measure::BuildResult>(inputs.size());
+    }
+};
+struct FlushRecorder : measure::ProgramRunner {
+    std::vector<std::optional<bool>> seen;
+    std::vector<measure::MeasureResult> run(const std::vector<measure::MeasureInput>& inputs,
+                                            const std::vector<measure::BuildResult>&) override {
+        for (const auto& in : inputs) seen.push_back(in.cacheFlush);
+        std::vector<measure::MeasureResult> out(inputs.size());
+        for (auto& r : out) r.costs = {1e-3};
+        return out;
+    }
+};
 
 struct Collector : tuning::TuneObserver {
     std::vector<tuning::MeasuredTrial> all;
@@ -58,6 +75,26 @@ struct Collector : tuning::TuneObserver {
 class TestNetworkTuner : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    // A task's measurement policy (SearchTask::cacheFlush, chosen by buildTuner) reaches every
+    // candidate the measurer hands to the runner; none set leaves the runner's own setting.
+    void testTaskCacheFlushReachesRunner() {
+        search::SearchTask task;
+        task.dag = test::matmulAdd(64, 64, 64);
+        task.workloadKey = task.dag->workloadKey();
+        task.target = "llvm";
+        const std::vector<State> states(3, State(*task.dag));
+        lower::StateLowerer lowerer = [](const search::SearchTask&, const State&) { return *test::vectorAdd(); };
+        NoBuild builder;
+        FlushRecorder runner;
+        tuning::ProgramMeasurer measurer(lowerer, builder, runner, nullptr, "llvm -keys=cpu");
+        for (const std::optional<bool> flush : {std::optional<bool>(true), std::optional<bool>(false), std::optional<bool>()}) {
+            task.cacheFlush = flush;
+            runner.seen.clear();
+            measurer.measure(task, states);
+            QCOMPARE(runner.seen, std::vector<std::optional<bool>>(3, flush));
+        }
+    }
+
     // A pipelined measurer (slices of 3 over 8 candidates: 3 + 3 + 2) gives the same per-candidate
     // outcomes, in batch order, as the unpipelined one: a crashing candidate still costs one
     // RUNTIME_DEVICE record and the next one runs; observers see one batch with batch-wide indices.

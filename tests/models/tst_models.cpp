@@ -71,6 +71,22 @@ private Q_SLOTS:
         QVERIFY(m.task(23));
         QVERIFY(!m.task(99));
 
+        // The measurement policy column: what the tuner chose, and why in the tooltip; "-" where it
+        // does not apply (GPU targets).
+        QCOMPARE(m.headerData(models::TaskTableModel::CacheColumn, Qt::Horizontal).toString(), QStringLiteral("Cache"));
+        auto flushed = task(5, 1.0, 64), warm = task(6, 1.0, 64);
+        flushed.cacheFlush = QStringLiteral("flush");
+        flushed.cacheFlushReason = QStringLiteral("flush: network weights 46.8 MB > LLC 33.6 MB");
+        warm.cacheFlush = QStringLiteral("warm");
+        m.updateTasks({flushed, warm});
+        QCOMPARE(m.data(m.index(5, models::TaskTableModel::CacheColumn)).toString(), QStringLiteral("flush"));
+        QCOMPARE(m.data(m.index(5, models::TaskTableModel::CacheColumn), Qt::ToolTipRole).toString(),
+                 QStringLiteral("flush: network weights 46.8 MB > LLC 33.6 MB"));
+        QCOMPARE(m.data(m.index(6, models::TaskTableModel::CacheColumn)).toString(), QStringLiteral("warm"));
+        QCOMPARE(m.data(m.index(7, models::TaskTableModel::CacheColumn)).toString(), QStringLiteral("-"));
+        QCOMPARE(m.data(m.index(5, models::TaskTableModel::CacheColumn), models::TaskTableModel::SortRole).toString(),
+                 QStringLiteral("flush"));
+
         // Sorting through a proxy uses SortRole: "-" latencies sort last.
         QCOMPARE(m.data(m.index(22, models::TaskTableModel::LatencyColumn), models::TaskTableModel::SortRole).toDouble(), 1e300);
         m.clear();

@@ -374,8 +374,9 @@ private Q_SLOTS:
         QSignalSpy measured(&s, &TuningSession::measurementsAvailable);
         QSignalSpy finished(&s, &TuningSession::tuningFinished);
         QSignalSpy failed(&s, &TuningSession::tuningFailed);
+        QSignalSpy added(&s, &TuningSession::tasksAdded);
         auto job = smallJob(log, 8, 8);
-        job.cacheFlush = true;
+        job.cacheFlush = QStringLiteral("on");
         job.number = 2;
         job.repeat = 2;
         job.minRepeatMs = 2;
@@ -385,6 +386,14 @@ private Q_SLOTS:
         for (const auto& m : messages)
             if (m[0].toString().startsWith(QStringLiteral("Runner: "))) runner = m[0].toString();
         QCOMPARE(runner, QStringLiteral("Runner: local sandbox: number 2, repeat 2, min_repeat_ms 2, timeout 10 s, cache flush on"));
+        // Every task's row says how it is measured, and why.
+        QCOMPARE(added.size(), 1);
+        const auto rows = added[0][0].value<QList<session::TaskRow>>();
+        QVERIFY(!rows.isEmpty());
+        for (const auto& r : rows) {
+            QCOMPARE(r.cacheFlush, QStringLiteral("flush"));
+            QCOMPARE(r.cacheFlushReason, QStringLiteral("flush: --cache-flush on"));
+        }
         int ok = 0;
         for (const auto& a : measured)
             for (const auto& r : a[0].value<QList<session::MeasureRow>>()) ok += r.errorNo == 0;

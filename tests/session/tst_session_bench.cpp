@@ -24,6 +24,7 @@
 #include "engine/rpc/rpc_server.h"
 #include "engine/rpc/tracker.h"
 #include "engine/rpc/tracker_client.h"
+#include "engine/support/thread_pool.h"
 #include "tests/engine/test_network_executor.h"
 #include "tests/engine/test_rpc_util.h"
 
@@ -48,6 +49,7 @@ struct Outcome {
     QString status;
     bool ok = false;
     QString log;
+    QList<session::RooflineSnapshot> rooflines;  ///< rooflineAvailable, before benchmarkFinished
 };
 
 // Runs compileAndBenchmark(job) and collects what the window would show.
@@ -55,6 +57,7 @@ Outcome benchmark(TuningSession& s, const session::TuningJob& job) {
     QSignalSpy lines(&s, &TuningSession::logMessage);
     QSignalSpy started(&s, &TuningSession::benchmarkStarted);
     QSignalSpy finished(&s, &TuningSession::benchmarkFinished);
+    QSignalSpy roofline(&s, &TuningSession::rooflineAvailable);
     s.compileAndBenchmark(job);
     Outcome o;
     if (started.size() != 1 || !s.benchmarking()) return o;
@@ -66,6 +69,7 @@ Outcome benchmark(TuningSession& s, const session::TuningJob& job) {
     o.status = finished[0][0].toString();
     o.ok = finished[0][1].toBool();
     for (const auto& a : lines) o.log += a[0].toString() + QLatin1Char('\n');
+    for (const auto& a : roofline) o.rooflines.append(a[0].value<session::RooflineSnapshot>());
     return o;
 }
 
@@ -108,6 +112,7 @@ class TestSessionBench : public QObject {
     std::unique_ptr<rpc::Tracker> m_tracker;
     std::unique_ptr<rpc::RpcServer> m_server, m_gpuServer;
     std::string m_key, m_gpuKey;
+    QTemporaryDir m_cacheDir;
 
     bool waitForFree(const std::string& key, int seconds) const {
         for (int i = 0; i < seconds * 10; ++i) {
@@ -126,6 +131,9 @@ class TestSessionBench : public QObject {
 
 private Q_SLOTS:
     void initTestCase() {
+        // The measured roofs go to a cache file of this test, not the user's.
+        QVERIFY(m_cacheDir.isValid());
+        qputenv("TB_CACHE_DIR", m_cacheDir.path().toLocal8Bit());
         rpc::TrackerOptions to;
         to.host = "127.0.0.1";
         to.port = 0;
@@ -163,6 +171,25 @@ private Q_SLOTS:
                  qPrintable(o.log));
         verifyLocalRun(o);
         QVERIFY(!s.benchmarking());
+        // The kernels on the roofline (`compile --profile`): one point per kernel of mlp, against
+        // positive measured roofs at the pool's thread count, each with its FLOPs, bytes and bound.
+        QCOMPARE(o.rooflines.size(), 1);
+        const session::RooflineSnapshot& r = o.rooflines.front();
+        QVERIFY(r.peakGflops > 0 && r.bandwidthGBs > 0);
+        QCOMPARE(r.threads, ThreadPool::global().numThreads());
+        QVERIFY(!r.kernels.isEmpty());
+        int withFlop = 0;
+        for (const session::RooflineKernel& k : r.kernels) {
+            QVERIFY2(k.calls >= 1 && k.ms > 0 && k.bytes > 0, qPrintable(k.name));
+            if (k.flop <= 0) continue;
+            ++withFlop;
+            QVERIFY2(k.bound == QLatin1String("compute") || k.bound == QLatin1String("memory"), qPrintable(k.name));
+            QVERIFY(qAbs(k.intensity - k.flop / k.bytes) < 1e-9 * k.intensity);
+            QVERIFY(qAbs(k.gflops - k.flop / (k.ms * 1e-3) / 1e9) < 1e-6 * k.gflops);
+            QCOMPARE(k.bound == QLatin1String("memory"), k.intensity < r.peakGflops / r.bandwidthGBs);
+        }
+        QVERIFY(withFlop >= 1);  // mlp's dense layers
+        QVERIFY2(o.log.contains(QRegularExpression(QStringLiteral("Roofs at [0-9]+ threads \\(measured"))), qPrintable(o.log));
     }
 
     // Rpc runner: exported, uploaded to the device of the key, run there, checked and timed; the
@@ -180,6 +207,7 @@ private Q_SLOTS:
         QVERIFY2(o.log.contains(QRegularExpression(QStringLiteral("Ran on 127\\.0\\.0\\.1:[0-9]+ \\(server:%1\\)").arg(job.deviceKey))),
                  qPrintable(o.log));
         verifyDeviceTiming(o, job.deviceKey);
+        QVERIFY(o.rooflines.isEmpty());  // profiled here only
     }
 
     // A GPU target, local runner: the network's OpenCL module runs on this machine's OpenCL device
@@ -194,6 +222,7 @@ private Q_SLOTS:
         QVERIFY2(o.ok, qPrintable(o.status + QLatin1Char('\n') + o.log));
         QVERIFY2(o.log.contains(QLatin1String("Compiled for opencl")), qPrintable(o.log));
         verifyLocalRun(o);
+        QVERIFY(o.rooflines.isEmpty());  // the roofline is the CPU's
     }
 
     // A GPU target, rpc runner: the GPU device server of the key gets the network's module (not an

@@ -9,8 +9,10 @@
 #include "app/cli/tune_options.h"
 #include "app/session/engineadapter.h"
 #include "engine/codegen/target.h"
+#include "engine/measure/cpu_caches.h"
 #include "engine/measure/gpu_runner.h"
 #include "engine/measure/local_runner.h"
+#include "engine/measure/roofline.h"
 #include "engine/measure/rpc_runner.h"
 #include "engine/support/error.h"
 #include "engine/tuning/tuning_job.h"
@@ -53,7 +55,7 @@ QMap<QString, QString> fields(const tuning::TuningJob& j) {
         {QStringLiteral("repeat"), QString::number(j.runner.repeat)},
         {QStringLiteral("minRepeatMs"), QString::number(j.runner.minRepeatMs)},
         {QStringLiteral("timeoutS"), QString::number(j.runner.timeoutS)},
-        {QStringLiteral("cacheFlush"), b(j.runner.enableCpuCacheFlush)},
+        {QStringLiteral("cacheFlush"), QString::fromLatin1(tuning::cacheFlushModeName(j.runner.cacheFlush))},
         {QStringLiteral("pipeline"), QString::number(j.runner.pipelineSlice)},
         {QStringLiteral("abandon"), QString::number(j.runner.abandonFactor)},
         {QStringLiteral("rejectPreempted"), b(j.runner.rejectPreempted)},
@@ -69,7 +71,8 @@ tuning::TuningJob parse(const QStringList& args, QStringList* seen = nullptr) {
     cli::TuneCommandLine cl;
     QCommandLineParser p;
     cl.addTo(p);
-    if (!p.parse(QStringList{QStringLiteral("tune")} + args)) throw UserError(p.errorText().toStdString());
+    if (!p.parse(cli::TuneCommandLine::normalized(QStringList{QStringLiteral("tune")} + args)))
+        throw UserError(p.errorText().toStdString());
     if (seen) *seen += p.optionNames();
     return cl.job(p);
 }
@@ -129,7 +132,14 @@ private Q_SLOTS:
         row("--repeat", {QStringLiteral("--repeat"), QStringLiteral("5")}, {QStringLiteral("repeat=5")});
         row("--min-repeat-ms", {QStringLiteral("--min-repeat-ms"), QStringLiteral("300")}, {QStringLiteral("minRepeatMs=300")});
         row("--timeout", {QStringLiteral("--timeout"), QStringLiteral("2.5")}, {QStringLiteral("timeoutS=2.5")});
-        row("--cache-flush", {QStringLiteral("--cache-flush")}, {QStringLiteral("cacheFlush=true")});
+        // A bare --cache-flush (before it took a value) means on, last or before another option.
+        row("--cache-flush", {QStringLiteral("--cache-flush")}, {QStringLiteral("cacheFlush=on")});
+        row("--cache-flush --number",
+            {QStringLiteral("--cache-flush"), QStringLiteral("--number"), QStringLiteral("7")},
+            {QStringLiteral("cacheFlush=on"), QStringLiteral("number=7")});
+        row("--cache-flush off", {QStringLiteral("--cache-flush"), QStringLiteral("off")}, {QStringLiteral("cacheFlush=off")});
+        row("--cache-flush=on", {QStringLiteral("--cache-flush=on")}, {QStringLiteral("cacheFlush=on")});
+        row("--cache-flush auto", {QStringLiteral("--cache-flush"), QStringLiteral("auto")}, {});
         row("--pipeline", {QStringLiteral("--pipeline"), QStringLiteral("8")}, {QStringLiteral("pipeline=8")});
         row("--abandon-factor", {QStringLiteral("--abandon-factor"), QStringLiteral("4")}, {QStringLiteral("abandon=4")});
         row("--abandon-factor 0", {QStringLiteral("--abandon-factor"), QStringLiteral("0")}, {QStringLiteral("abandon=0")});
@@ -204,6 +214,10 @@ private Q_SLOTS:
         QTest::addRow("tracker") << withBase({QStringLiteral("--tracker"), QStringLiteral("localhost")})
                                  << QStringLiteral("HOST:PORT");
         QTest::addRow("tasks") << withBase({QStringLiteral("--tasks"), QStringLiteral("1,x")}) << QStringLiteral("'x'");
+        QTest::addRow("cache flush value") << withBase({QStringLiteral("--cache-flush=sometimes")})
+                                           << QStringLiteral("--cache-flush must be on, off or auto, got 'sometimes'");
+        QTest::addRow("cache flush word") << withBase({QStringLiteral("--cache-flush"), QStringLiteral("sometimes")})
+                                          << QStringLiteral("unexpected argument 'sometimes'");
     }
     void testBadOptions() {
         QFETCH(QStringList, args);
@@ -245,23 +259,28 @@ private Q_SLOTS:
     }
 
     // The window's cache-flush setting reaches the runner the job builds, local and remote (the
-    // worker builds its engine exactly so: adapter::engineJob, then tuning::buildTuner).
+    // worker builds its engine exactly so: adapter::engineJob, then tuning::buildTuner), and every
+    // task's measurement policy: on/off for all; auto per task from this machine's LLC (local) or
+    // warm (rpc: the device's LLC is unknown); the window's task rows show it.
     void testCacheFlushReachesRunner_data() {
         QTest::addColumn<QString>("runner");
-        QTest::addColumn<bool>("flush");
-        QTest::addRow("local, flush") << QStringLiteral("local") << true;
-        QTest::addRow("local, no flush") << QStringLiteral("local") << false;
-        QTest::addRow("rpc, flush") << QStringLiteral("rpc") << true;
+        QTest::addColumn<QString>("mode");
+        QTest::addRow("local, flush") << QStringLiteral("local") << QStringLiteral("on");
+        QTest::addRow("local, no flush") << QStringLiteral("local") << QStringLiteral("off");
+        QTest::addRow("local, auto") << QStringLiteral("local") << QStringLiteral("auto");
+        QTest::addRow("rpc, flush") << QStringLiteral("rpc") << QStringLiteral("on");
+        QTest::addRow("rpc, auto") << QStringLiteral("rpc") << QStringLiteral("auto");
     }
     void testCacheFlushReachesRunner() {
         QFETCH(QString, runner);
-        QFETCH(bool, flush);
+        QFETCH(QString, mode);
+        const bool flush = mode == QLatin1String("on");
         QTemporaryDir dir;
         session::TuningJob window;
         window.network = QStringLiteral("mlp");
         window.runner = runner;
         window.deviceKey = QStringLiteral("nobody");  // the RPC runner contacts the tracker only when it runs
-        window.cacheFlush = flush;
+        window.cacheFlush = mode;
         window.number = 2;
         window.repeat = 4;
         window.minRepeatMs = 7;
@@ -286,8 +305,44 @@ private Q_SLOTS:
             QCOMPARE(r->options().repeat, 4);
             QCOMPARE(r->options().trackerRetryTimeoutS, window.trackerRetryTimeoutS);
         }
-        QVERIFY(QString::fromStdString(tuner->runnerSummary())
-                    .endsWith(flush ? QStringLiteral("cache flush on") : QStringLiteral("cache flush off")));
+        const QString summary = QString::fromStdString(tuner->runnerSummary());
+        if (mode != QLatin1String("auto"))
+            QVERIFY2(summary.endsWith(QStringLiteral("cache flush ") + mode), qPrintable(summary));
+
+        // Per task: the policy the tuner chose is on the task (hence on every MeasureInput the
+        // measurer makes) and in the window's rows.
+        const int64_t llc = runner == QLatin1String("local") ? measure::hostLastLevelCacheBytes() : 0;
+        int64_t weights = 0;
+        for (const graph::Node& n : tuning::loadNetwork(tuner->job().network).nodes())
+            if (n.kind == graph::NodeKind::Constant) weights += int64_t(n.value->f.size() * sizeof(float));
+        QVERIFY(weights > 0);
+        const auto& policies = tuner->measurePolicies();
+        const auto& tasks = tuner->network().tasks();
+        QCOMPARE(policies.size(), tasks.size());
+        const QList<session::TaskRow> rows = session::adapter::taskRows(tuner->network(), -1);
+        int flushed = 0;
+        for (size_t i = 0; i < tasks.size(); ++i) {
+            const auto want = tuning::chooseMeasurePolicy(measure::dagTraffic(*tasks[i].task.dag).inputBytes, weights,
+                                                          tuning::parseCacheFlushMode(mode.toStdString()), llc);
+            QCOMPARE(policies[i].networkWeightBytes, weights);
+            QCOMPARE(policies[i].llcBytes, llc);
+            QCOMPARE(policies[i].flush, want.flush);
+            QCOMPARE(tasks[i].task.cacheFlush, std::optional<bool>(want.flush));
+            QCOMPARE(rows[qsizetype(i)].cacheFlush, want.flush ? QStringLiteral("flush") : QStringLiteral("warm"));
+            QCOMPARE(rows[qsizetype(i)].cacheFlushReason, QString::fromStdString(want.reason()));
+            if (mode != QLatin1String("auto")) QCOMPARE(want.flush, flush);
+            flushed += want.flush ? 1 : 0;
+        }
+        if (mode == QLatin1String("auto")) {
+            if (llc > 0)
+                QVERIFY2(summary.endsWith(QStringLiteral("cache flush auto: %1 of %2 tasks flushed, LLC %3 MB")
+                                              .arg(flushed)
+                                              .arg(tasks.size())
+                                              .arg(double(llc) / 1e6, 0, 'f', 1)),
+                         qPrintable(summary));
+            else
+                QVERIFY2(summary.endsWith(QStringLiteral("cache flush auto: LLC unknown, every task warm")), qPrintable(summary));
+        }
     }
 
     // --tasks keeps the named tasks, in extraction order, with the target's hardware params.

@@ -48,6 +48,7 @@
 #include "widgets/models/fleetmodel.h"
 #include "widgets/models/measurementmodel.h"
 #include "widgets/models/tasktablemodel.h"
+#include "widgets/rooflineview.h"
 #include "widgets/sessionpage.h"
 #include "widgets/setupwidget.h"
 #include "widgets/trackerpanel.h"
@@ -990,7 +991,7 @@ private Q_SLOTS:
         j.repeat = 5;
         j.minRepeatMs = 300;
         j.timeoutS = 2.5;
-        j.cacheFlush = true;
+        j.cacheFlush = QStringLiteral("on");
         j.pipelineSlice = 8;  // no control: kept as hidden
         j.abandonFactor = 4;  // the same
         j.rejectPreempted = true;
@@ -1480,6 +1481,7 @@ private Q_SLOTS:
     // time summary into the engine log and ends with a one-line result in the status bar.
     void testCompileAndBenchmarkButton() {
         QTemporaryDir dir;
+        qputenv("TB_CACHE_DIR", dir.filePath(QStringLiteral("cache")).toLocal8Bit());  // the measured roofs
         session::TuningSession s;
         widgets::MainWindow w(&s, nullptr);
         w.setJob(mlpJob(dir.filePath(QStringLiteral("bench.json")), 8, 8));
@@ -1501,6 +1503,71 @@ private Q_SLOTS:
                  qPrintable(w.statusText()));
         QVERIFY(w.benchButton()->isEnabled());
         QVERIFY(w.startButton()->isEnabled());
+        // The kernels on the roofline, brought to the front: one point per kernel with FLOPs.
+        QCOMPARE(w.chartTabs()->currentWidget(), static_cast<QWidget*>(w.rooflineView()));
+        const session::RooflineSnapshot& r = w.rooflineView()->roofline();
+        QVERIFY(!r.kernels.isEmpty() && r.peakGflops > 0 && r.bandwidthGBs > 0);
+        int drawable = 0;
+        for (const auto& k : r.kernels) drawable += k.flop > 0 && k.bytes > 0 ? 1 : 0;
+        QVERIFY(drawable >= 1);
+        QCOMPARE(int(w.rooflineView()->kernelPoints().size()), drawable);
+        QCOMPARE(int(w.rooflineView()->roofPoints().size()), 3);
+        qunsetenv("TB_CACHE_DIR");
+    }
+
+    // The roofline view for given data: roofs of 200 GFLOP/s and 25 GB/s (ridge 8 FLOP/byte); a
+    // compute-bound conv (131.9 FLOP/B, 192.7 GFLOP/s), a memory-bound dense (0.4985 FLOP/B,
+    // 10.24 GFLOP/s) and a kernel without FLOPs (not drawn).
+    void testRooflineView() {
+        session::RooflineSnapshot s;
+        s.peakGflops = 200;
+        s.bandwidthGBs = 25;
+        s.threads = 2;
+        session::RooflineKernel conv{QStringLiteral("fused_nn_conv2d_add_nn_relu"), QStringLiteral("1x56x56x64"), 1, 1.2, 231211008, 1753088,
+                                     231211008 / 1.2e-3 / 1e9, 231211008.0 / 1753088, QStringLiteral("compute"), 0.9634};
+        session::RooflineKernel dense{QStringLiteral("fused_nn_dense_add"), QStringLiteral("1x1000"), 2, 0.1, 1024000, 2054048,
+                                      10.24, 1024000.0 / 2054048, QStringLiteral("memory"), 0.8216};
+        session::RooflineKernel reshape{QStringLiteral("fused_reshape"), QStringLiteral("1x1000"), 1, 0.01, 0, 4000, 0, 0, QStringLiteral("unknown"), 0};
+        s.kernels = {conv, dense, reshape};
+        widgets::RooflineView v;
+        v.resize(900, 600);
+        v.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&v));
+        QVERIFY(v.kernelPoints().isEmpty());
+        QVERIFY(v.summaryText().contains(QStringLiteral("Compile & benchmark a network")));
+        v.setRoofline(s);
+        const QList<QPointF> pts = v.kernelPoints();
+        QCOMPARE(pts.size(), 2);
+        QCOMPARE(pts[0], QPointF(conv.intensity, conv.gflops));
+        QCOMPARE(pts[1], QPointF(dense.intensity, dense.gflops));
+        // The roof: the bandwidth slope up to the ridge (8, 200), then flat at the peak, spanning
+        // every point; each vertex on min(peak, intensity x bandwidth).
+        const QList<QPointF> roof = v.roofPoints();
+        QCOMPARE(roof.size(), 3);
+        QCOMPARE(roof[1], QPointF(8, 200));
+        QVERIFY(roof[0].x() < dense.intensity && roof[2].x() > conv.intensity);
+        for (const QPointF& p : roof) QVERIFY(qAbs(p.y() - std::min(200.0, p.x() * 25)) < 1e-9 * p.y());
+        // The key: by share of the time (1.2 ms of 1.41 ms, 2 x 0.1 ms of it).
+        QCOMPARE(v.labels(), (QStringList{QStringLiteral("1  conv2d_add_relu 1x56x56x64 (85% of the time)"),
+                                          QStringLiteral("2  dense_add 1x1000 (14% of the time)")}));
+        QVERIFY(v.plot()->xAxis->scaleType() == QCPAxis::stLogarithmic);
+        QVERIFY(v.plot()->yAxis->scaleType() == QCPAxis::stLogarithmic);
+        QVERIFY(v.plot()->xAxis->range().contains(dense.intensity) && v.plot()->xAxis->range().contains(conv.intensity));
+        QVERIFY(v.plot()->yAxis->range().contains(dense.gflops) && v.plot()->yAxis->range().contains(200));
+        QVERIFY2(v.kernelText(0).startsWith(QStringLiteral("fused_nn_conv2d_add_nn_relu → 1x56x56x64\n")) &&
+                     v.kernelText(0).contains(QStringLiteral("compute-bound at 96% of peak")),
+                 qPrintable(v.kernelText(0)));
+        QVERIFY2(v.kernelText(1).contains(QStringLiteral("memory-bound at 82% of bandwidth")) &&
+                     v.kernelText(1).contains(QStringLiteral("20.54 GB/s")) && v.kernelText(1).contains(QStringLiteral("2 call(s)")),
+                 qPrintable(v.kernelText(1)));
+        QVERIFY2(v.summaryText().contains(QStringLiteral("peak 200.0 GFLOP/s, triad bandwidth 25.0 GB/s (ridge 8.00")) &&
+                     v.summaryText().contains(QStringLiteral("3 kernels: 1 compute-bound, 1 memory-bound")),
+                 qPrintable(v.summaryText()));
+        // New data replaces the old.
+        s.kernels = {dense};
+        v.setRoofline(s);
+        QCOMPARE(v.kernelPoints().size(), 1);
+        QCOMPARE(v.labels(), QStringList{QStringLiteral("1  dense_add 1x1000 (100% of the time)")});
     }
 
     // Issue 16.1: choosing an ONNX model with dynamic inputs (PP-OCR rec declares x [?, 3, 48, ?])

@@ -32,6 +32,12 @@ QString TaskTableModel::stateName(const QString& state) {
     return state;
 }
 
+QString TaskTableModel::cacheFlushName(const QString& policy) {
+    if (policy == QLatin1String("flush")) return tr("flush");
+    if (policy == QLatin1String("warm")) return tr("warm");
+    return policy.isEmpty() ? QStringLiteral("-") : policy;
+}
+
 QVariant TaskTableModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || index.row() >= m_rows.size()) return {};
     const session::TaskRow& r = m_rows[index.row()];
@@ -47,6 +53,7 @@ QVariant TaskTableModel::data(const QModelIndex& index, int role) const {
             case TrialsColumn: return r.trials;
             case ShareColumn: return has ? QStringLiteral("%1 %").arg(100.0 * r.share, 0, 'f', 1) : QStringLiteral("-");
             case StateColumn: return stateName(r.state);
+            case CacheColumn: return cacheFlushName(r.cacheFlush);
         }
     } else if (role == SortRole) {
         switch (index.column()) {
@@ -59,6 +66,7 @@ QVariant TaskTableModel::data(const QModelIndex& index, int role) const {
             case TrialsColumn: return r.trials;
             case ShareColumn: return r.share;
             case StateColumn: return r.state;
+            case CacheColumn: return r.cacheFlush;
         }
     } else if (role == TaskIdRole) {
         return r.id;
@@ -69,9 +77,10 @@ QVariant TaskTableModel::data(const QModelIndex& index, int role) const {
     } else if (role == ShapesRole) {
         return workloadArgsText(r.workloadKey);
     } else if (role == Qt::ToolTipRole) {
+        if (index.column() == CacheColumn) return r.cacheFlushReason.isEmpty() ? QVariant() : QVariant(r.cacheFlushReason);
         return r.workloadKey;
     } else if (role == Qt::TextAlignmentRole) {
-        if (index.column() != DescriptionColumn && index.column() != StateColumn)
+        if (index.column() != DescriptionColumn && index.column() != StateColumn && index.column() != CacheColumn)
             return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
     } else if (role == Qt::FontRole && r.next) {
         QFont f;
@@ -95,6 +104,7 @@ QVariant TaskTableModel::headerData(int section, Qt::Orientation orientation, in
         case TrialsColumn: return tr("Trials");
         case ShareColumn: return tr("Share");
         case StateColumn: return tr("State");
+        case CacheColumn: return tr("Cache");
     }
     return {};
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The live task-scheduler table: one row per search task, updated in batches from the session.
+// Beside TVM's columns: the task's measurement policy (caches flushed or warm, and why in its tooltip).
 
 #include <QAbstractTableModel>
 #include <QHash>
@@ -15,7 +16,7 @@ class TaskTableModel : public QAbstractTableModel {
 public:
     enum Column {
         IdColumn, DescriptionColumn, WeightColumn, FlopColumn, LatencyColumn, GflopsColumn, TrialsColumn,
-        ShareColumn, StateColumn, ColumnCount
+        ShareColumn, StateColumn, CacheColumn, ColumnCount
     };
     /// DescriptionRole and ShapesRole: the two parts of the description column's text (TVM's task
     /// description; workloadArgsText of the key), for a delegate that shortens the first.
@@ -41,6 +42,8 @@ public:
     const session::TaskRow* task(int taskId) const;
     /// The shown (translated) name of a TaskRow::state.
     static QString stateName(const QString& state);
+    /// The shown (translated) name of a TaskRow::cacheFlush ("flush", "warm"; "-" when empty).
+    static QString cacheFlushName(const QString& policy);
 
 private:
     QList<session::TaskRow> m_rows;

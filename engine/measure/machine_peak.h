@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file machine_peak.h
+/// \brief The two roofs of this machine's roofline, measured: the FP32 FMA peak (FLOP/s) and the
+/// memory bandwidth of a STREAM triad (bytes/s), at a given thread count, cached per machine.
+///
+/// Why: a kernel's speed means little without its limit. The roofline model (Williams, Waterman,
+/// Patterson, "Roofline: an insightful visual performance model", CACM 2009) bounds a kernel of
+/// arithmetic intensity I (FLOP per byte of memory traffic) by min(peak, I x bandwidth). Datasheet
+/// numbers are wrong on a shared VM (clocks, a neighbour's load, turbo), so both roofs are measured
+/// on this machine with the code bench/kernels uses for its peak (ANCHORS.md "Physical limits"):
+///   - peak: each thread runs 12 independent chains of vector FMAs (512-bit with AVX-512F, else
+///     256-bit with AVX2+FMA, else scalar), long enough that the loop overhead vanishes; FLOPs =
+///     threads x iterations x 12 chains x lanes x 2; the best of a few rounds counts.
+///   - bandwidth: the STREAM triad a[i] = b[i] + s * c[i] (McCalpin) over three float arrays of at
+///     least 4x the last-level cache each (STREAM's own rule), split statically over the threads
+///     (first touch by the same thread); bytes = 3 x 4 x N per pass (STREAM's count: the write
+///     allocate of a is not counted); the best of a few passes counts.
+/// Both run on the engine's thread pool (support/thread_pool.h), which is what generated kernels run
+/// on, so "at T threads" means the same T as TB_NUM_THREADS.
+///
+/// The measurement takes one to two seconds, so machinePeak() stores it in a JSON file under the
+/// user's cache directory (defaultPeakCachePath) keyed by the machine (machineKey: CPU model, hardware
+/// threads, LLC size) and the thread count. A measurement taken while the machine was busy (1-minute
+/// load average above half its hardware threads: a build, a tuning run) is too low, so it is kept
+/// but not trusted: the next call measures again and keeps the best of both, until one run happens
+/// on a quiet machine; from then on the entry is read as is.
+
+#include <cstdint>
+#include <string>
+
+namespace tb::measure {
+
+/// The measured roofs at one thread count.
+struct MachinePeak {
+    int threads = 1;              ///< threads of the pool the numbers were measured with
+    double flopsPerSecond = 0;    ///< FP32 FMA peak (FLOP/s)
+    double bytesPerSecond = 0;    ///< STREAM triad bandwidth (bytes/s)
+    std::string machine;          ///< machineKey() at measurement
+    bool fromCache = false;       ///< read from the cache file rather than measured now
+    /// At least one of the runs behind these numbers saw a quiet machine (else they may be low).
+    bool quiet = false;
+    int runs = 0;                 ///< measurements behind the numbers (each the best of its rounds)
+    double loadAverage = -1;      ///< 1-minute load average before the latest run (-1: unknown)
+    /// The ridge point (FLOP/byte): kernels of lower arithmetic intensity are memory-bound.
+    double ridgeIntensity() const { return bytesPerSecond > 0 ? flopsPerSecond / bytesPerSecond : 0; }
+};
+
+/// The FP32 FMA peak of `threads` threads of ThreadPool::global() in FLOP/s: the best of `rounds`
+/// timed calls of the FMA chains described in the file comment. Throws tb::UserError when `threads`
+/// is < 1 or exceeds the pool's size, or rounds < 1.
+double measureFmaPeak(int threads, int rounds = 20);
+
+/// The STREAM triad bandwidth of `threads` pool threads in bytes/s over three float arrays of
+/// `arrayBytes` bytes each (0: max(4 x the LLC, 64 MiB)); the best of `rounds` passes after one
+/// untimed pass. Throws tb::UserError for threads out of range (as measureFmaPeak), rounds < 1 or
+/// an array smaller than 4 KiB.
+double measureTriadBandwidth(int threads, int64_t arrayBytes = 0, int rounds = 5);
+
+/// "AMD EPYC 9654 96-Core Processor | family 25 model 17 | 2 hw threads | LLC 33554432 B": what
+/// identifies this machine in the cache file (from /proc/cpuinfo and cpu_caches.h).
+std::string machineKey();
+
+/// The cache file: $TB_CACHE_DIR/machine_peak.json, else $XDG_CACHE_HOME/tunebench/machine_peak.json,
+/// else $HOME/.cache/tunebench/machine_peak.json ("" when none of the three is set).
+std::string defaultPeakCachePath();
+
+/// The roofs of this machine at `threads` threads: read from `cachePath` when it holds a quiet entry
+/// for machineKey() and `threads`; else measured (measureFmaPeak, measureTriadBandwidth with the
+/// defaults), each roof the maximum of this run and a busy entry's, and written to the file (created
+/// with its directory; an unwritable or empty path only means the next call measures again). A
+/// malformed cache file is replaced. Throws tb::UserError for threads out of range, as
+/// measureFmaPeak.
+MachinePeak machinePeak(int threads, const std::string& cachePath = defaultPeakCachePath());
+
+}  // namespace tb::measure

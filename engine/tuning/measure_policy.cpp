@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "engine/tuning/measure_policy.h"
+
+#include <cstdio>
+
+#include "engine/support/error.h"
+
+namespace tb::tuning {
+
+namespace {
+std::string mb(int64_t bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f MB", double(bytes) / 1e6);
+    return buf;
+}
+}  // namespace
+
+const char* cacheFlushModeName(CacheFlushMode m) {
+    switch (m) {
+        case CacheFlushMode::Off: return "off";
+        case CacheFlushMode::On: return "on";
+        case CacheFlushMode::Auto: break;
+    }
+    return "auto";
+}
+
+CacheFlushMode parseCacheFlushMode(const std::string& text) {
+    if (text == "off") return CacheFlushMode::Off;
+    if (text == "on") return CacheFlushMode::On;
+    TB_USER_CHECK(text == "auto") << "the cache flush policy must be on, off or auto, got '" << text << "'";
+    return CacheFlushMode::Auto;
+}
+
+std::string TaskMeasurePolicy::reason() const {
+    const std::string verdict = flush ? "flush: " : "warm: ";
+    if (mode != CacheFlushMode::Auto) return verdict + "--cache-flush " + cacheFlushModeName(mode);
+    if (llcBytes <= 0) return verdict + "LLC unknown";
+    const std::string llc = "LLC " + mb(llcBytes);
+    if (taskInputBytes > llcBytes) return verdict + "inputs+weights " + mb(taskInputBytes) + " > " + llc;
+    if (networkWeightBytes > llcBytes) return verdict + "network weights " + mb(networkWeightBytes) + " > " + llc;
+    return verdict + "inputs+weights " + mb(taskInputBytes) + ", network weights " + mb(networkWeightBytes) + " <= " + llc;
+}
+
+TaskMeasurePolicy chooseMeasurePolicy(int64_t taskInputBytes, int64_t networkWeightBytes, CacheFlushMode mode,
+                                      int64_t llcBytes) {
+    TaskMeasurePolicy p;
+    p.taskInputBytes = taskInputBytes;
+    p.networkWeightBytes = networkWeightBytes;
+    p.llcBytes = llcBytes;
+    p.mode = mode;
+    switch (mode) {
+        case CacheFlushMode::Off: p.flush = false; break;
+        case CacheFlushMode::On: p.flush = true; break;
+        case CacheFlushMode::Auto:
+            p.flush = llcBytes > 0 && (taskInputBytes > llcBytes || networkWeightBytes > llcBytes);
+            break;
+    }
+    return p;
+}
+
+}  // namespace tb::tuning

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file measure_policy.h
+/// \brief The measurement policy of a task: are its candidates timed with the CPU caches flushed
+/// before each repeat (TVM `enable_cpu_cache_flush`) or warm, chosen per task by default.
+///
+/// Why: a kernel timed warm, with its weights in the last-level cache (LLC) from the previous call,
+/// can run slower inside a network, where the other kernels' data has evicted them; the search then
+/// prefers schedules that only win warm (issue 15: resnet-18, 46.8 MB of weights against a 32 MB
+/// L3, ran 49.3 ms tuned warm against 43.3 ms untuned). TVM leaves the choice to the user, one flag
+/// for all tasks. Here `auto` (the default) decides per task from the LLC size (cpu_caches.h):
+///   - flush when the task's own inputs + weights (te placeholders, measure::dagTraffic) exceed the
+///     LLC: even alone they cannot stay cached;
+///   - flush when the network's weights together exceed the LLC: between two runs of the task the
+///     other tasks' weights pass through the cache, so its weights arrive cold (resnet-18 above);
+///   - warm otherwise (mobilenet's 17 MB of weights stay in a 32 MB L3 from one run to the next).
+/// `on` and `off` force the choice for every task (`off` is TVM's default). The LLC is this
+/// machine's: for a remote device (RPC runner) it is unknown, and `auto` keeps caches warm there.
+/// What a flush does is the runner's (TVM's cache_flush_cpu_non_first_arg: every argument but the
+/// first, the data input, is evicted before each repeat).
+
+#include <cstdint>
+#include <string>
+
+namespace tb::tuning {
+
+/// `--cache-flush on|off|auto`.
+enum class CacheFlushMode { Off, On, Auto };
+
+/// "off", "on" or "auto".
+const char* cacheFlushModeName(CacheFlushMode m);
+/// Parses "off", "on" or "auto"; throws tb::UserError naming the bad value otherwise.
+CacheFlushMode parseCacheFlushMode(const std::string& text);
+
+/// One task's choice and why.
+struct TaskMeasurePolicy {
+    bool flush = false;               ///< flush the caches before each repeat
+    int64_t taskInputBytes = 0;       ///< the task's inputs + weights (bytes)
+    int64_t networkWeightBytes = 0;   ///< all weights of the network (bytes)
+    int64_t llcBytes = 0;             ///< the last-level cache (bytes); 0 = unknown
+    CacheFlushMode mode = CacheFlushMode::Auto;
+    /// "flush: inputs+weights 40.1 MB > LLC 32.0 MB", "flush: network weights 46.8 MB > LLC 32.0 MB",
+    /// "warm: inputs+weights 1.2 MB, network weights 16.9 MB <= LLC 32.0 MB", "flush: --cache-flush on",
+    /// "warm: LLC unknown" ...
+    std::string reason() const;
+};
+
+/// The policy of a task whose inputs + weights take `taskInputBytes`, in a network whose weights
+/// take `networkWeightBytes`, under `mode`, on a machine with an LLC of `llcBytes` (0: unknown, so
+/// `auto` keeps the caches warm). See the file comment for the rule.
+TaskMeasurePolicy chooseMeasurePolicy(int64_t taskInputBytes, int64_t networkWeightBytes, CacheFlushMode mode,
+                                      int64_t llcBytes);
+
+}  // namespace tb::tuning
