@@ -380,12 +380,14 @@ private Q_SLOTS:
         job.number = 2;
         job.repeat = 2;
         job.minRepeatMs = 2;
+        job.abandonFactor = 3;
         s.start(job);
         QVERIFY2(waitFor(finished), qPrintable(failed.isEmpty() ? QStringLiteral("timeout") : failed[0][0].toString()));
         QString runner;
         for (const auto& m : messages)
             if (m[0].toString().startsWith(QStringLiteral("Runner: "))) runner = m[0].toString();
-        QCOMPARE(runner, QStringLiteral("Runner: local sandbox: number 2, repeat 2, min_repeat_ms 2, timeout 10 s, cache flush on"));
+        QCOMPARE(runner, QStringLiteral("Runner: local sandbox (abandon at 3x best): number 2, repeat 2, min_repeat_ms 2, timeout 10 s, "
+                                         "cache flush on"));
         // Every task's row says how it is measured, and why.
         QCOMPARE(added.size(), 1);
         const auto rows = added[0][0].value<QList<session::TaskRow>>();
