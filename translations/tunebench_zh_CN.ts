@@ -1195,6 +1195,10 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
         <translation>随机</translation>
     </message>
     <message>
+        <source>XGBoost, pairwise rank</source>
+        <translation>XGBoost（成对排序）</translation>
+    </message>
+    <message>
         <source>Seed</source>
         <translation>随机种子</translation>
     </message>

@@ -175,6 +175,7 @@ SetupWidget::SetupWidget(const QStringList& networks, TargetValidator targetVali
     m_costModel = new QComboBox(m_searchBox);
     m_costModel->addItem(QStringLiteral("-"), QStringLiteral("xgb"));
     m_costModel->addItem(QStringLiteral("-"), QStringLiteral("random"));
+    m_costModel->addItem(QStringLiteral("-"), QStringLiteral("xgb-rank"));
     m_searchForm->addRow(QStringLiteral("-"), m_costModel);
     m_seed = new QSpinBox(m_searchBox);
     m_seed->setRange(0, 1 << 30);
@@ -335,6 +336,7 @@ void SetupWidget::retranslate() {
     setRowLabel(m_searchForm, m_costModel, tr("Cost model"));
     m_costModel->setItemText(0, tr("XGBoost"));
     m_costModel->setItemText(1, tr("random"));
+    m_costModel->setItemText(2, tr("XGBoost, pairwise rank"));
     setRowLabel(m_searchForm, m_seed, tr("Seed"));
     setRowLabel(m_searchForm, m_taskIds, tr("Tasks"));
     m_taskIds->setPlaceholderText(tr("all"));
@@ -451,7 +453,7 @@ void SetupWidget::setJob(const session::TuningJob& j) {
     m_perRound->setValue(j.perRound);
     m_earlyStopping->setValue(j.earlyStopping);
     m_strategy->setCurrentIndex(j.strategy == QLatin1String("round-robin") ? 1 : 0);
-    m_costModel->setCurrentIndex(j.costModel == QLatin1String("random") ? 1 : 0);
+    m_costModel->setCurrentIndex(std::max(0, m_costModel->findData(j.costModel)));
     m_seed->setValue(int(j.seed));
     QStringList ids;
     for (int id : j.taskIds) ids.append(QString::number(id));

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <thread>
 
 #include "engine/cost_model/feature.h"
@@ -131,29 +132,74 @@ void XGBModel::train() {
     set("disable_default_eval_metric", "1");
 
     std::vector<float> grad(nrow), hess(nrow);
-    double bestRmse = std::numeric_limits<double>::infinity();
+    double bestLoss = std::numeric_limits<double>::infinity();
     int bestIter = 0;
     std::vector<double> packSum(m_samples.size());
-    for (int it = 0; it < m_params.numBoostRound; ++it) {
+    // Pairwise: (faster, slower) sample pairs of one task, drawn once so that the loss is comparable
+    // from one iteration to the next (early stopping).
+    std::vector<std::pair<int, int>> pairs;
+    if (m_params.objective == XGBModelParams::Objective::PackSumPairwise) {
+        std::map<std::string, std::vector<int>> byTask;
+        for (size_t i = 0; i < m_samples.size(); ++i) byTask[m_samples[i].workloadKey].push_back(int(i));
+        std::mt19937_64 rng(uint64_t(m_params.seed));
+        for (const auto& [key, members] : byTask) {
+            if (members.size() < 2) continue;
+            std::uniform_int_distribution<size_t> pick(0, members.size() - 1);
+            for (int i : members)
+                for (int k = 0; k < m_params.pairsPerSample; ++k) {
+                    const int j = members[pick(rng)];
+                    if (y[size_t(i)] == y[size_t(j)]) continue;
+                    const bool iFaster = y[size_t(i)] > y[size_t(j)];
+                    pairs.emplace_back(iFaster ? i : j, iFaster ? j : i);
+                }
+        }
+        if (pairs.empty()) {  // nothing to order yet: keep the previous booster
+            XGBoosterFree(bst);
+            return;
+        }
+    }
+    std::vector<double> sampleGrad(m_samples.size()), sampleHess(m_samples.size());
+    const int rounds = m_params.objective == XGBModelParams::Objective::PackSumPairwise
+                           ? std::min(m_params.numBoostRound, m_params.pairwiseRounds)
+                           : m_params.numBoostRound;
+    for (int it = 0; it < rounds; ++it) {
         bst_ulong len = 0;
         const float* pred = nullptr;
         check(XGBoosterPredict(bst, dm.h, 1 /*output margin*/, 0, 1 /*training*/, &len, &pred), "predict");
         std::fill(packSum.begin(), packSum.end(), 0.0);
         for (bst_ulong r = 0; r < len; ++r) packSum[size_t(pack[r])] += pred[r];
-        double se = 0;
-        for (size_t i = 0; i < packSum.size(); ++i) se += (packSum[i] - y[i]) * (packSum[i] - y[i]);
-        double rmse = std::sqrt(se / double(packSum.size()));
-        if (rmse < bestRmse - 1e-9) {
-            bestRmse = rmse;
+        double loss = 0;
+        if (m_params.objective == XGBModelParams::Objective::PackSumSquared) {
+            for (size_t i = 0; i < packSum.size(); ++i) loss += (packSum[i] - y[i]) * (packSum[i] - y[i]);
+            loss = std::sqrt(loss / double(packSum.size()));
+            for (size_t i = 0; i < packSum.size(); ++i) {
+                sampleGrad[i] = (packSum[i] - y[i]) * y[i];  // TVM: weight = normalized throughput
+                sampleHess[i] = y[i];
+            }
+        } else {
+            std::fill(sampleGrad.begin(), sampleGrad.end(), 0.0);
+            std::fill(sampleHess.begin(), sampleHess.end(), 0.0);
+            for (auto [i, j] : pairs) {
+                const double d = packSum[size_t(i)] - packSum[size_t(j)];
+                const double p = 1.0 / (1.0 + std::exp(-d));  // P(i faster than j)
+                loss += d > 0 ? std::log1p(std::exp(-d)) : -d + std::log1p(std::exp(d));
+                sampleGrad[size_t(i)] -= 1.0 - p;
+                sampleGrad[size_t(j)] += 1.0 - p;
+                const double h = std::max(p * (1.0 - p), 1e-6);
+                sampleHess[size_t(i)] += h;
+                sampleHess[size_t(j)] += h;
+            }
+            loss /= double(pairs.size());
+        }
+        if (loss < bestLoss - 1e-9) {
+            bestLoss = loss;
             bestIter = it;
         } else if (it - bestIter >= m_params.earlyStoppingRounds) {
             break;
         }
         for (bst_ulong r = 0; r < len; ++r) {
-            size_t p = size_t(pack[r]);
-            double w = y[p];  // TVM: weight = normalized throughput
-            grad[r] = float((packSum[p] - y[p]) * w);
-            hess[r] = float(w);
+            grad[r] = float(sampleGrad[size_t(pack[r])]);
+            hess[r] = float(sampleHess[size_t(pack[r])]);
         }
         check(XGBoosterBoostOneIter(bst, dm.h, grad.data(), hess.data(), nrow), "boost");
     }
@@ -199,6 +245,9 @@ std::vector<float> XGBModel::predict(const search::SearchTask& task, const std::
     const float* pred = nullptr;
     check(XGBoosterPredict(m_booster, dm.h, 1, 0, 0, &len, &pred), "predict");
     for (bst_ulong r = 0; r < len; ++r) scores[size_t(pack[r])] += pred[r];
+    if (m_params.objective == XGBModelParams::Objective::PackSumPairwise)
+        for (size_t i = 0; i < scores.size(); ++i)
+            if (!rows[i].empty()) scores[i] = 1.0f / (1.0f + std::exp(-scores[i]));
     return scores;
 }
 

@@ -121,6 +121,8 @@ private Q_SLOTS:
             {QStringLiteral("strategy=round-robin")});
         row("--seed", {QStringLiteral("--seed"), QStringLiteral("12345678901")}, {QStringLiteral("seed=12345678901")});
         row("--cost-model", {QStringLiteral("--cost-model"), QStringLiteral("random")}, {QStringLiteral("costModel=random")});
+        row("--cost-model xgb-rank", {QStringLiteral("--cost-model"), QStringLiteral("xgb-rank")},
+            {QStringLiteral("costModel=xgb-rank")});
         row("--no-default-seed", {QStringLiteral("--no-default-seed")}, {QStringLiteral("defaultSeed=false")});
         row("--tasks", {QStringLiteral("--tasks"), QStringLiteral("2, 5,0")}, {QStringLiteral("tasks=2,5,0")});
         row("--runner rpc --tracker --key",

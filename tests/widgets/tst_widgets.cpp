@@ -1001,6 +1001,9 @@ private Q_SLOTS:
         w.setJob(j);
         QCOMPARE(w.job(), j);
         QVERIFY(w.isValid());
+        j.costModel = QStringLiteral("xgb-rank");  // the third cost model of the combo box
+        w.setJob(j);
+        QCOMPARE(w.job(), j);
     }
 
     // ---- issue 16: the window as a user meets it ------------------------------------------
