@@ -30,6 +30,8 @@ Task Task::create(const std::string& taskName, const nlohmann::ordered_json& arg
 }
 
 TemplateInstance Task::instantiate(const ConfigEntity& entity) const {
+    TB_USER_CHECK(tmpl) << "task " << taskName << " has no TIR template here (a VTA task is measured on the VTA "
+                        << "simulator, vta_tune.h)";
     return tmpl->instantiate(TaskArgs(taskName, args), entity);
 }
 

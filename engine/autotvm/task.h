@@ -41,7 +41,8 @@ struct Task {
     /// Builds the task. Throws tb::UserError for an unknown template, args that do not fit it, or
     /// a template that cannot be instantiated here.
     static Task create(const std::string& taskName, const nlohmann::ordered_json& args, std::string target);
-    /// The program of config `entity` (Template::instantiate with this task's args).
+    /// The program of config `entity` (Template::instantiate with this task's args). tb::UserError
+    /// for a task without a template (tmpl null: the VTA tasks of vta_tune.h).
     TemplateInstance instantiate(const ConfigEntity& entity) const;
 };
 
@@ -56,7 +57,7 @@ using MeasureFunction =
 struct MeasureOption {
     measure::ProgramBuilder* builder = nullptr;
     measure::ProgramRunner* runner = nullptr;
-    MeasureFunction measureFunction;
+    MeasureFunction measureFunction = nullptr;
 };
 
 /// One measured config (TVM's (MeasureInput, MeasureResult) pair).

@@ -214,6 +214,8 @@ private Q_SLOTS:
         // xgb tuners with TIR features are refused for VTA tasks.
         QVERIFY(userError([] { autotvm::vtaTunerName("xgb_itervar"); }).contains(QLatin1String("knob features")));
         QCOMPARE(autotvm::vtaTunerName("xgb"), std::string("xgb_knob"));
+        // The task has no TIR program to instantiate.
+        QVERIFY(userError([&] { pynqTask.instantiate(pynqTask.space.get(0)); }).contains(QLatin1String("no TIR template")));
     }
 };
 
