@@ -2,10 +2,12 @@
 // Tuning VTA's conv2d_packed.vta with AutoTVM's tuners on the simulator (engine/autotvm/vta_tune.h):
 // the task's record form (TVM's VTA target string and packed args), the simulated measurement
 // (cost = re-simulated time, refused configs as INSTANTIATION_ERROR), xgb and random tuning of a
-// small workload's space against TVM's fallback config, records that `log check` decodes back to
-// their knobs, and a log appended by a second run that keeps the first run's records.
+// small workload's space against TVM's fallback config, dense_packed.vta measured alike, records
+// that `log check` decodes back to their knobs, and a log appended by a second run that keeps the
+// first run's records.
 #include <QtTest>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -203,6 +205,39 @@ private Q_SLOTS:
         QCOMPARE(after.substr(0, before.size()), before);
         QCOMPARE(int(record::readAutoTvmRecords(log.toStdString()).records.size()), nTrial + 8);
         QCOMPARE(autotvm::checkLogFile(log.toStdString()).agree, nTrial + 8);
+    }
+
+    void testDenseMeasured() {
+        // dense_packed.vta measured the same way: every valid config's cost is its re-simulated
+        // time, refused ones are INSTANTIATION_ERROR, and log check decodes the records.
+        const VtaConfig cfg = VtaConfig::forTarget("sim");
+        const DenseWorkload wl{1, 256, 512};
+        const autotvm::Task task = autotvm::makeVtaDenseTask(cfg, wl);
+        autotvm::MeasureOption measure;
+        measure.measureFunction = autotvm::vtaSimMeasureFunction(cfg, 5);
+        QTemporaryDir dir;
+        const QString log = dir.filePath(QStringLiteral("dense.log"));
+        const int nTrial = int(std::min<int64_t>(24, task.space.size()));
+        tuneInto(task, "random", nTrial, measure, log, 1);
+        const auto contents = record::readAutoTvmRecords(log.toStdString());
+        QCOMPARE(int(contents.records.size()), nTrial);
+        const DenseOperands ops = randomDenseOperands(cfg, wl, 5);
+        int valid = 0;
+        for (const record::AutoTvmRecord& r : contents.records) {
+            const DenseSchedule s = DenseSchedule::fromConfig(task.space.get(r.configIndex()));
+            if (r.errorNo == int(measure::MeasureErrorNo::NoError)) {
+                ++valid;
+                Simulator sim(cfg);
+                QCOMPARE(r.costs.at(0), runDensePacked(sim, wl, s, clipEpilogue(8), ops).report.timeSeconds());
+            } else {
+                QCOMPARE(r.errorNo, int(measure::MeasureErrorNo::InstantiationError));
+                QVERIFY(!userError([&] { checkDenseSchedule(cfg, wl, s, clipEpilogue(8)); }).startsWith(QLatin1Char('<')));
+            }
+        }
+        QVERIFY(valid > 0);
+        const autotvm::LogCheckReport rep = autotvm::checkLogFile(log.toStdString());
+        QCOMPARE(rep.agree, nTrial);
+        QCOMPARE(rep.templates.at("dense_packed.vta").checked, nTrial);
     }
 
     void testMeasureRefusesForeignTasks() {
