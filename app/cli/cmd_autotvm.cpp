@@ -19,6 +19,7 @@
 //        --transfer-learning: before each task, the records already in --log (of any task of the
 //        same template) train the XGB tuner's base model (TVM tuner.load_history, as the
 //        tutorials' use_transfer_learning), if at least --min-seed-records (TVM: 500) are usable
+//   autotvm vta-tune ...   cmd_autotvm_vta.cpp (VTA conv2d_packed tasks on the simulator)
 //   autotvm pick-best -i IN [-o OUT]   TVM `autotvm.record.pick_best` (default OUT = IN.best.log)
 //   autotvm tasks (--network NAME [--batch N] | --onnx FILE [--shape B]) [--target T]
 //        the tasks TVM's autotvm.task.extract_from_program lists for the NCHW network on the
@@ -58,7 +59,8 @@ void printAutotvmUsage(FILE* out) {
                  "  tune --template NAME --args JSON   tune one AutoTVM task (args as in a record)\n"
                  "  tune --network NAME [--batch N]    tune every AutoTVM task of a zoo network (NCHW)\n"
                  "  pick-best -i IN [-o OUT]           keep the best record per workload and target\n"
-                 "  tasks --network NAME [--target T]  list the AutoTVM tasks of a zoo network (NCHW)\n\n"
+                 "  tasks --network NAME [--target T]  list the AutoTVM tasks of a zoo network (NCHW)\n"
+                 "  vta-tune --workloads resnet-18     tune the VTA conv2d_packed tasks on the simulator\n\n"
                  "Run 'tunebench-cli autotvm <action> --help' for the options.\n");
 }
 
@@ -362,6 +364,7 @@ int runAutotvm(const QStringList& args) {
     if (args[1] == QLatin1String("tune")) return runAutotvmTune(sub);
     if (args[1] == QLatin1String("pick-best")) return runAutotvmPickBest(sub);
     if (args[1] == QLatin1String("tasks")) return runAutotvmTasks(sub);
+    if (args[1] == QLatin1String("vta-tune")) return runAutotvmVtaTune(sub);
     std::fprintf(stderr, "error: unknown autotvm action '%s'\n\n", qPrintable(args[1]));
     printAutotvmUsage(stderr);
     return 2;

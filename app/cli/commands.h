@@ -42,6 +42,7 @@ int runTune(const QStringList& args);          // cmd_tune.cpp
 int runCompile(const QStringList& args);       // cmd_compile.cpp
 int runRun(const QStringList& args);           // cmd_run.cpp
 int runAutotvm(const QStringList& args);       // cmd_autotvm.cpp
+int runAutotvmVtaTune(const QStringList& args);  // cmd_autotvm_vta.cpp (autotvm vta-tune)
 int runFleet(const QStringList& args);         // cmd_fleet.cpp
 
 }  // namespace tb::cli

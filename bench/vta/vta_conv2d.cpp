@@ -24,22 +24,11 @@
 #include "engine/vta/simulator.h"
 #include "engine/vta/vta_config.h"
 #include "engine/vta/vta_schedule.h"
+#include "engine/vta/vta_task.h"
 
 using namespace tb::vta;
 
 namespace {
-
-struct Named {
-    const char* name;
-    Conv2dWorkload wl;
-};
-
-Conv2dWorkload resnet(int batch, int hw, int ci, int co, int k, int pad, int stride) {
-    Conv2dWorkload wl;
-    wl.batch = batch, wl.height = wl.width = hw, wl.inFilter = ci, wl.outFilter = co;
-    wl.hkernel = wl.wkernel = k, wl.hpad = wl.wpad = pad, wl.hstride = wl.wstride = stride;
-    return wl;
-}
 
 struct Measured {
     double gops = 0;
@@ -73,18 +62,11 @@ int main(int argc, char** argv) {
         const double peakGops = 2.0 * double(cfg.peakMacsPerCycle()) * model.clockMhz * 1e-3;
         std::printf("VTA %s, %.0f MHz: peak %lld MACs/cycle = %.1f GOPS (simulated); best of %d random configs, seed %u\n",
                     cfg.model().c_str(), model.clockMhz, static_cast<long long>(cfg.peakMacsPerCycle()), peakGops, n, seed);
-        const int B = cfg.batch();
-        const Named workloads[] = {
-            {"C2", resnet(B, 56, 64, 64, 3, 1, 1)},    {"C3", resnet(B, 56, 64, 128, 3, 1, 2)},
-            {"C4", resnet(B, 56, 64, 128, 1, 0, 2)},   {"C5", resnet(B, 28, 128, 128, 3, 1, 1)},
-            {"C6", resnet(B, 28, 128, 256, 3, 1, 2)},  {"C7", resnet(B, 28, 128, 256, 1, 0, 2)},
-            {"C8", resnet(B, 14, 256, 256, 3, 1, 1)},  {"C9", resnet(B, 14, 256, 512, 3, 1, 2)},
-            {"C10", resnet(B, 14, 256, 512, 1, 0, 2)}, {"C11", resnet(B, 7, 512, 512, 3, 1, 1)},
-        };
+        const std::vector<NamedConv2dWorkload> workloads = resnet18Conv2dWorkloads(cfg);
         std::printf("%-4s %-54s %6s %10s %8s %6s %10s %8s %6s  %-66s %s\n", "wl", "workload", "space", "valid/drawn",
                     "fb GOPS", "%peak", "best cyc", "GOPS", "%peak", "best config", "check");
         std::mt19937_64 rng(seed);
-        for (const Named& w : workloads) {
+        for (const NamedConv2dWorkload& w : workloads) {
             const auto space = conv2dConfigSpace(w.wl, cfg);
             const Conv2dOperands ops = randomConv2dOperands(cfg, w.wl, true, seed);
             const auto ref = conv2dPackedReference(cfg, w.wl, conv2dEpilogue(true), ops);
@@ -115,7 +97,7 @@ int main(int argc, char** argv) {
             }
             char valids[32];
             std::snprintf(valids, sizeof valids, "%d/%d", valid, drawn);
-            std::printf("%-4s %-54s %6lld %10s %8.2f %5.1f%% %10llu %8.2f %5.1f%%  %-66s %s (wall %.1f s)\n", w.name,
+            std::printf("%-4s %-54s %6lld %10s %8.2f %5.1f%% %10llu %8.2f %5.1f%%  %-66s %s (wall %.1f s)\n", w.name.c_str(),
                         w.wl.str().c_str(), static_cast<long long>(space.size()), valids, fallback.gops,
                         100.0 * fallback.gops / peakGops, static_cast<unsigned long long>(best.cycles), best.gops,
                         100.0 * best.gops / peakGops, bestConfig.c_str(), allCorrect ? "ok" : "WRONG", wall);

@@ -8,6 +8,7 @@
 #include "engine/autotvm/template.h"
 #include "engine/record/json_format.h"
 #include "engine/support/error.h"
+#include "engine/vta/vta_task.h"
 
 namespace tb::autotvm {
 
@@ -63,10 +64,14 @@ RecordCheck checkWith(const AutoTvmRecord& r, const BuiltSpace& built) {
     return out;
 }
 
-BuiltSpace buildSpace(const Template& t, const AutoTvmRecord& r) {
+// A template of ours: the TIR templates (template.h) and the VTA packed operators (vta_task.h).
+bool implemented(const std::string& taskName) { return findTemplate(taskName) || vta::isVtaTaskName(taskName); }
+
+BuiltSpace buildSpace(const AutoTvmRecord& r) {
     BuiltSpace b;
     try {
-        b.space = std::make_unique<ConfigSpace>(t.space(r.args));
+        const Template* t = findTemplate(r.taskName);
+        b.space = std::make_unique<ConfigSpace>(t ? t->space(r.args) : vta::vtaTaskSpace(r.taskName, r.args));
     } catch (const UserError& e) {
         b.error = std::string("cannot build the space: ") + e.what();
     }
@@ -105,9 +110,8 @@ std::optional<std::string> entityMismatch(const nlohmann::ordered_json& recorded
 }
 
 RecordCheck checkRecord(const AutoTvmRecord& record) {
-    const Template* t = findTemplate(record.taskName);
-    if (!t) return {};
-    return checkWith(record, record.isV01() ? BuiltSpace{} : buildSpace(*t, record));
+    if (!implemented(record.taskName)) return {};
+    return checkWith(record, record.isV01() ? BuiltSpace{} : buildSpace(record));
 }
 
 LogCheckReport checkLog(const record::LogContents<AutoTvmRecord>& log) {
@@ -118,8 +122,7 @@ LogCheckReport checkLog(const record::LogContents<AutoTvmRecord>& log) {
         const AutoTvmRecord& r = log.records[i];
         ++rep.records;
         if (r.isV01()) ++rep.v01Records;
-        const Template* t = findTemplate(r.taskName);
-        if (!t) {
+        if (!implemented(r.taskName)) {
             ++rep.unknownTemplates[r.taskName];
             continue;
         }
@@ -132,7 +135,7 @@ LogCheckReport checkLog(const record::LogContents<AutoTvmRecord>& log) {
         } else {
             const std::string key = r.workloadKey();
             auto it = spaces.find(key);
-            if (it == spaces.end()) it = spaces.emplace(key, buildSpace(*t, r)).first;
+            if (it == spaces.end()) it = spaces.emplace(key, buildSpace(r)).first;
             built = &it->second;
         }
         const RecordCheck c = checkWith(r, *built);

@@ -30,6 +30,8 @@ Task Task::create(const std::string& taskName, const nlohmann::ordered_json& arg
 }
 
 TemplateInstance Task::instantiate(const ConfigEntity& entity) const {
+    TB_USER_CHECK(tmpl) << "task " << taskName << " has no TIR template here (a VTA task is measured on the VTA "
+                        << "simulator, vta_tune.h)";
     return tmpl->instantiate(TaskArgs(taskName, args), entity);
 }
 
@@ -48,6 +50,12 @@ void checkGpuLimits(const codegen::GpuModule& m, const HardwareParams& hw) {
 
 std::vector<measure::MeasureResult> measureConfigs(const Task& task, const std::vector<ConfigEntity>& configs,
                                                    const MeasureOption& option) {
+    if (option.measureFunction) {
+        std::vector<measure::MeasureResult> results = option.measureFunction(task, configs);
+        TB_CHECK(results.size() == configs.size())
+            << "the measure function returned " << results.size() << " results for " << configs.size() << " configs";
+        return results;
+    }
     TB_CHECK(option.builder && option.runner) << "measureConfigs needs a builder and a runner";
     std::vector<measure::MeasureInput> inputs(configs.size());
     std::vector<std::string> errors(configs.size());

@@ -41,14 +41,23 @@ struct Task {
     /// Builds the task. Throws tb::UserError for an unknown template, args that do not fit it, or
     /// a template that cannot be instantiated here.
     static Task create(const std::string& taskName, const nlohmann::ordered_json& args, std::string target);
-    /// The program of config `entity` (Template::instantiate with this task's args).
+    /// The program of config `entity` (Template::instantiate with this task's args). tb::UserError
+    /// for a task without a template (tmpl null: the VTA tasks of vta_tune.h).
     TemplateInstance instantiate(const ConfigEntity& entity) const;
 };
 
-/// The measure side of tuning (TVM measure_option(builder, runner)): both must outlive it.
+/// Measures a batch of configs of a task in one go, one result per config in order; never throws
+/// for a bad config (its result carries the error). For devices whose measurement is not a
+/// built-and-run host program, e.g. the VTA simulator (vta_tune.h: costs are simulated seconds).
+using MeasureFunction =
+    std::function<std::vector<measure::MeasureResult>(const Task& task, const std::vector<ConfigEntity>& configs)>;
+
+/// The measure side of tuning (TVM measure_option(builder, runner)): both must outlive it. When
+/// `measureFunction` is set it measures instead, and builder and runner are not used.
 struct MeasureOption {
     measure::ProgramBuilder* builder = nullptr;
     measure::ProgramRunner* runner = nullptr;
+    MeasureFunction measureFunction = nullptr;
 };
 
 /// One measured config (TVM's (MeasureInput, MeasureResult) pair).
@@ -63,8 +72,9 @@ struct MeasuredConfig {
 /// kernel: ...") when a launch of `m` exceeds the limits of `hw` (a limit <= 0 is not checked).
 void checkGpuLimits(const codegen::GpuModule& m, const HardwareParams& hw);
 
-/// Instantiates, lowers, builds and runs `configs` (in order; one result each). Never throws for
-/// a bad config. For a GPU target (`opencl ...`, `cuda ...`) each config is lowered for the GPU
+/// Instantiates, lowers, builds and runs `configs` (in order; one result each), or hands them to
+/// option.measureFunction when set (tb::Error when it returns another number of results). Never
+/// throws for a bad config. For a GPU target (`opencl ...`, `cuda ...`) each config is lowered for the GPU
 /// (lower/lower_gpu.h) and emitted as a GpuModule (OpenCL C or CUDA C) that the runner's GPU
 /// device compiles and runs; a module over the target's thread or shared-memory limits
 /// (checkGpuLimits; the Mali target's are TVM's fixed Mali-T860 ones) is INSTANTIATION_ERROR, as

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "engine/vta/vta_task.h"
+
+#include <bit>
+#include <vector>
+
+#include "engine/support/error.h"
+
+namespace tb::vta {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ojson tensorArg(std::vector<int> shape) { return ojson::array({"TENSOR", shape, "int8"}); }
+
+std::string packedLayout(const VtaConfig& cfg) {
+    return "NCHW" + std::to_string(cfg.batch()) + "n" + std::to_string(cfg.blockIn()) + "c";
+}
+
+// The shape of a ["TENSOR", shape, "int8"] arg of the given rank.
+std::vector<int> tensorShape(const std::string& task, const ojson& arg, size_t rank, const char* what) {
+    TB_USER_CHECK(arg.is_array() && arg.size() == 3 && arg[0] == "TENSOR" && arg[1].is_array())
+        << task << ": the " << what << " arg is not [\"TENSOR\", shape, dtype]: " << arg.dump();
+    TB_USER_CHECK(arg[2] == "int8") << task << ": the " << what << " must be int8, got " << arg[2].dump();
+    TB_USER_CHECK(arg[1].size() == rank)
+        << task << ": the " << what << " must be a packed tensor of rank " << rank << ", got " << arg[1].dump();
+    std::vector<int> shape;
+    for (const ojson& d : arg[1]) {
+        TB_USER_CHECK(d.is_number_integer() && d.get<int>() > 0)
+            << task << ": the " << what << " shape " << arg[1].dump() << " has a non-positive or non-integer size";
+        shape.push_back(d.get<int>());
+    }
+    return shape;
+}
+
+int log2Exact(const std::string& task, const char* what, int v) {
+    TB_USER_CHECK(std::has_single_bit(unsigned(v))) << task << ": " << what << " " << v << " is not a power of two";
+    return std::countr_zero(unsigned(v));
+}
+
+// BATCH and BLOCK from the packed shapes (BLOCK_IN == BLOCK_OUT in VTA's configs).
+VtaConfig shapeConfig(const std::string& task, int b, int bi, int bo) {
+    TB_USER_CHECK(bi == bo) << task << ": BLOCK_IN " << bi << " and BLOCK_OUT " << bo << " differ";
+    VtaConfig cfg;
+    cfg.logBatch = log2Exact(task, "BATCH", b);
+    cfg.logBlock = log2Exact(task, "BLOCK", bi);
+    return cfg;
+}
+
+std::pair<int, int> intPair(const std::string& task, const ojson& v, const char* what) {
+    TB_USER_CHECK(v.is_array() && v.size() == 2 && v[0].is_number_integer() && v[1].is_number_integer())
+        << task << ": " << what << " must be [h, w], got " << v.dump();
+    return {v[0].get<int>(), v[1].get<int>()};
+}
+
+}  // namespace
+
+std::string vtaTargetString(const VtaConfig& cfg) {
+    return "ext_dev -keys=vta,cpu -device=vta -model=" + cfg.model();
+}
+
+ojson conv2dTaskArgs(const VtaConfig& cfg, const Conv2dWorkload& wl) {
+    wl.validate(cfg);
+    const int B = cfg.batch(), BI = cfg.blockIn(), BO = cfg.blockOut();
+    return ojson::array({tensorArg({wl.batch / B, wl.inFilter / BI, wl.height, wl.width, B, BI}),
+                         tensorArg({wl.outFilter / BO, wl.inFilter / BI, wl.hkernel, wl.wkernel, BO, BI}),
+                         ojson::array({wl.hstride, wl.wstride}), ojson::array({wl.hpad, wl.wpad, wl.hpad, wl.wpad}),
+                         ojson::array({1, 1}), packedLayout(cfg), "int32"});
+}
+
+ojson denseTaskArgs(const VtaConfig& cfg, const DenseWorkload& wl) {
+    wl.validate(cfg);
+    const int B = cfg.batch(), BI = cfg.blockIn(), BO = cfg.blockOut();
+    return ojson::array({tensorArg({wl.batch / B, wl.inFeat / BI, B, BI}),
+                         tensorArg({wl.outFeat / BO, wl.inFeat / BI, BO, BI}), nullptr, "int32"});
+}
+
+Conv2dWorkload conv2dWorkloadFromArgs(const ojson& args, VtaConfig* shapeCfg) {
+    const std::string task = kConv2dPackedTask;
+    TB_USER_CHECK(args.is_array() && args.size() == 7)
+        << task << ": args must be [data, kernel, strides, padding, dilation, layout, out_dtype], got " << args.dump();
+    const std::vector<int> d = tensorShape(task, args[0], 6, "data");
+    const std::vector<int> k = tensorShape(task, args[1], 6, "kernel");
+    const VtaConfig cfg = shapeConfig(task, d[4], d[5], k[4]);
+    TB_USER_CHECK(k[5] == d[5] && k[1] == d[1])
+        << task << ": the kernel " << args[1][1].dump() << " does not reduce over the data's channels "
+        << args[0][1].dump();
+    const auto [sh, sw] = intPair(task, args[2], "strides");
+    TB_USER_CHECK(args[4] == ojson::array({1, 1})) << task << ": VTA supports dilation [1, 1] only, got "
+                                                   << args[4].dump();
+    const ojson& pad = args[3];
+    TB_USER_CHECK(pad.is_array() && (pad.size() == 2 || pad.size() == 4))
+        << task << ": padding must be [h, w] or [top, left, bottom, right], got " << pad.dump();
+    const auto [hp, wp] = intPair(task, ojson::array({pad[0], pad[1]}), "padding");
+    if (pad.size() == 4)
+        TB_USER_CHECK(pad[2] == pad[0] && pad[3] == pad[1])
+            << task << ": asymmetric padding " << pad.dump() << " is not supported";
+    TB_USER_CHECK(args[5] == packedLayout(cfg))
+        << task << ": layout " << args[5].dump() << " does not match the packed shapes (" << packedLayout(cfg) << ")";
+    Conv2dWorkload wl;
+    wl.batch = d[0] * d[4], wl.inFilter = d[1] * d[5], wl.height = d[2], wl.width = d[3];
+    wl.outFilter = k[0] * k[4], wl.hkernel = k[2], wl.wkernel = k[3];
+    wl.hstride = sh, wl.wstride = sw, wl.hpad = hp, wl.wpad = wp;
+    wl.validate(cfg);
+    if (shapeCfg) *shapeCfg = cfg;
+    return wl;
+}
+
+DenseWorkload denseWorkloadFromArgs(const ojson& args, VtaConfig* shapeCfg) {
+    const std::string task = kDensePackedTask;
+    TB_USER_CHECK(args.is_array() && args.size() == 4)
+        << task << ": args must be [data, weight, bias, out_dtype], got " << args.dump();
+    const std::vector<int> d = tensorShape(task, args[0], 4, "data");
+    const std::vector<int> w = tensorShape(task, args[1], 4, "weight");
+    const VtaConfig cfg = shapeConfig(task, d[2], d[3], w[2]);
+    TB_USER_CHECK(w[3] == d[3] && w[1] == d[1])
+        << task << ": the weight " << args[1][1].dump() << " does not reduce over the data's features "
+        << args[0][1].dump();
+    DenseWorkload wl{d[0] * d[2], d[1] * d[3], w[0] * w[2]};
+    wl.validate(cfg);
+    if (shapeCfg) *shapeCfg = cfg;
+    return wl;
+}
+
+std::vector<NamedConv2dWorkload> resnet18Conv2dWorkloads(const VtaConfig& cfg) {
+    auto conv = [&](const char* name, int hw, int ci, int co, int k, int pad, int stride) {
+        Conv2dWorkload wl;
+        wl.batch = cfg.batch(), wl.height = wl.width = hw, wl.inFilter = ci, wl.outFilter = co;
+        wl.hkernel = wl.wkernel = k, wl.hpad = wl.wpad = pad, wl.hstride = wl.wstride = stride;
+        return NamedConv2dWorkload{name, wl};
+    };
+    return {conv("C2", 56, 64, 64, 3, 1, 1),    conv("C3", 56, 64, 128, 3, 1, 2),   conv("C4", 56, 64, 128, 1, 0, 2),
+            conv("C5", 28, 128, 128, 3, 1, 1),  conv("C6", 28, 128, 256, 3, 1, 2),  conv("C7", 28, 128, 256, 1, 0, 2),
+            conv("C8", 14, 256, 256, 3, 1, 1),  conv("C9", 14, 256, 512, 3, 1, 2),  conv("C10", 14, 256, 512, 1, 0, 2),
+            conv("C11", 7, 512, 512, 3, 1, 1)};
+}
+
+bool isVtaTaskName(const std::string& taskName) {
+    return taskName == kConv2dPackedTask || taskName == kDensePackedTask;
+}
+
+autotvm::ConfigSpace vtaTaskSpace(const std::string& taskName, const ojson& args) {
+    VtaConfig cfg;
+    if (taskName == kConv2dPackedTask) {
+        const Conv2dWorkload wl = conv2dWorkloadFromArgs(args, &cfg);
+        return conv2dConfigSpace(wl, cfg);
+    }
+    if (taskName == kDensePackedTask) {
+        const DenseWorkload wl = denseWorkloadFromArgs(args, &cfg);
+        return denseConfigSpace(wl, cfg);
+    }
+    TB_USER_ERROR() << "'" << taskName << "' is not a VTA task (conv2d_packed.vta, dense_packed.vta)";
+}
+
+}  // namespace tb::vta

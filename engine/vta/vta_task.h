@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file vta_task.h
+/// \brief How a VTA packed operator appears as an AutoTVM task: its target string, task name and
+/// serialized args, as TVM writes them into tuning records, and back from a record to a workload
+/// and its config space.
+///
+/// Why: tuning records and `log check` identify a task by (target, template name, args). TVM's
+/// VTA flow (vta/python/vta/top/, TVM <= 0.18) extracts `conv2d_packed.vta` and
+/// `dense_packed.vta` tasks from a graph-packed network, so their args are the packed tensors:
+/// - conv2d_packed.vta: `[["TENSOR", [N/B, C/BI, H, W, B, BI], "int8"], ["TENSOR", [O/BO, C/BI,
+///   KH, KW, BO, BI], "int8"], [sh, sw], [top, left, bottom, right], [1, 1] (dilation),
+///   "NCHW{B}n{BI}c", "int32"]` (the compute signature conv2d_packed(data, kernel, strides,
+///   padding, dilation, layout, out_dtype));
+/// - dense_packed.vta: `[["TENSOR", [N/B, C/BI, B, BI], "int8"], ["TENSOR", [O/BO, C/BI, BO, BI],
+///   "int8"], null (no bias), "int32"]` (dense_packed(data, weight, bias, out_dtype)).
+/// The target is TVM's `tvm.target.vta(model=env.MODEL)`: "ext_dev -keys=vta,cpu -device=vta
+/// -model=<TARGET>_<BITSTREAM>" (VtaConfig::model()). BATCH and BLOCK are read back from the
+/// packed shapes, which is all a space depends on, so a record's space is rebuilt from its args
+/// alone.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/autotvm/space.h"
+#include "engine/vta/vta_config.h"
+#include "engine/vta/vta_schedule.h"
+
+namespace tb::vta {
+
+/// "conv2d_packed.vta" and "dense_packed.vta".
+inline constexpr const char* kConv2dPackedTask = "conv2d_packed.vta";
+inline constexpr const char* kDensePackedTask = "dense_packed.vta";
+
+/// TVM's VTA target string for `cfg`: "ext_dev -keys=vta,cpu -device=vta -model=sim_1x16_i8w8a32_15_15_18_17".
+std::string vtaTargetString(const VtaConfig& cfg);
+
+/// The record args of a conv2d_packed.vta / dense_packed.vta task (file comment). Throws
+/// tb::UserError when the workload is invalid for `cfg`.
+nlohmann::ordered_json conv2dTaskArgs(const VtaConfig& cfg, const Conv2dWorkload& wl);
+nlohmann::ordered_json denseTaskArgs(const VtaConfig& cfg, const DenseWorkload& wl);
+
+/// Reads the args back: the workload, and in `shapeCfg` (when given) the default config with
+/// BATCH and BLOCK taken from the packed shapes. Throws tb::UserError naming the problem when the
+/// args are not of that form (wrong arity, a tensor that is not int8 of rank 6 / 4, shapes that
+/// disagree, a non-power-of-two BATCH or BLOCK, dilation other than 1, asymmetric padding).
+Conv2dWorkload conv2dWorkloadFromArgs(const nlohmann::ordered_json& args, VtaConfig* shapeCfg = nullptr);
+DenseWorkload denseWorkloadFromArgs(const nlohmann::ordered_json& args, VtaConfig* shapeCfg = nullptr);
+
+/// A workload with its name in TVM's benchmark ("C2").
+struct NamedConv2dWorkload {
+    std::string name;
+    Conv2dWorkload wl;
+};
+/// resnet-18's conv2d_packed workloads C2..C11 of TVM's VTA benchmark
+/// (vta/tests/python/integration/test_benchmark_topi_conv2d.py) at batch cfg.batch(); C1, the
+/// first 7x7 layer, stays on the CPU in TVM's VTA flow.
+std::vector<NamedConv2dWorkload> resnet18Conv2dWorkloads(const VtaConfig& cfg);
+
+/// True for the task names above.
+bool isVtaTaskName(const std::string& taskName);
+/// The config space of a VTA task from its record args (conv2dConfigSpace / denseConfigSpace of
+/// the workload the args describe). Throws tb::UserError for another task name or bad args.
+autotvm::ConfigSpace vtaTaskSpace(const std::string& taskName, const nlohmann::ordered_json& args);
+
+}  // namespace tb::vta
