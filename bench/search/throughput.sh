@@ -37,6 +37,9 @@
 #   effect of the timer change, so more pairs are needed to bound it below ~5%.
 #   bench_opt_level (16 states of a resnet log): -O3 compile median 0.156 s, 81% in LLVM's pipeline;
 #   -O2 0.138 s but kernels 1.14x slower (geomean; one 5.8x), O3/O3 noise 3%: kept -O3.
+#   2026-11-29 14:21, quiet (load 1.4-1.8), resnet 256 trials, A = default (xgb, early abandon 2.5), B =
+#   --cost-model xgb-rank: 5.07 / 4.34 vs 4.56 / 4.23 trials/s, best 228.0 / 227.1 vs 223.2 / 224.3 GFLOPS.
+#   Under load 4.4-4.9, B = --abandon-factor 0: run phase 17.4 / 18.1 s (A) vs 18.8 / 19.1 s (B) for 128 trials.
 #   --pipeline 8 (resnet, vs after): 2.99 / 3.84 trials/s vs 3.35 / 3.58, same states timed 1.92x
 #   slower (median); with the compile threads at nice 19: 3.53 vs 3.48 trials/s, 1.18x slower. Off.
 set -euo pipefail

@@ -22,6 +22,11 @@ Goal: mobilenet at ORT's latency in <= 3 minutes.
         [--out tq-out] [--tune-args "--strategy round-robin"]
 
 Every number comes with the load average seen during its run: the machine is shared (ANCHORS.md).
+
+Measured 2026-11-29 14:25 UTC, quiet 2-core VM (load <= 1.8), --threads 2,1 --conv-trials 256 (early abandon on,
+xgb): 2 threads: peak 234.0 GFLOP/s, 256 trials in 61.9 s, best 97.3%, 90% and 95% at 34 s (trials 66 and 93),
+98% not reached; 1 thread: peak 116.9, 74.0 s, best 96.1%, 90% at 42 s (trial 75), 95% at 73 s (trial 199), 98%
+not reached. Record timestamps are whole seconds.
 """
 import argparse
 import json
