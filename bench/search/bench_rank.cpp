@@ -79,91 +79,168 @@ double accuracy(const std::vector<float>& score, const std::vector<double>& cost
     return n ? ok / double(n) : -1;
 }
 
+/// The XGBModelParams of an objective name: "squared" (TVM's), "pairwise" (ours, the default of
+/// --cost-model xgb-rank), then `--param` overrides (key=value, comma separated: depth, eta, rounds,
+/// pairs, min_child_weight, gamma).
+cost_model::XGBModelParams paramsFor(const std::string& obj, const std::string& overrides) {
+    cost_model::XGBModelParams p;
+    TB_USER_CHECK(obj == "squared" || obj == "pairwise") << "unknown objective " << obj;
+    p.objective = obj == "pairwise" ? cost_model::XGBModelParams::Objective::PackSumPairwise
+                                    : cost_model::XGBModelParams::Objective::PackSumSquared;
+    p.numWarmupSamples = 0;
+    for (const auto& kv : split(overrides)) {
+        const auto eq = kv.find('=');
+        TB_USER_CHECK(eq != std::string::npos) << "--param wants key=value, not " << kv;
+        const std::string k = kv.substr(0, eq);
+        const double v = std::atof(kv.substr(eq + 1).c_str());
+        if (k == "depth") p.maxDepth = int(v);
+        else if (k == "eta") p.eta = v;
+        else if (k == "rounds") p.pairwiseRounds = int(v), p.numBoostRound = int(v);
+        else if (k == "pairs") p.pairsPerSample = int(v);
+        else if (k == "min_child_weight") p.minChildWeight = v;
+        else if (k == "gamma") p.gamma = v;
+        else TB_USER_ERROR() << "unknown --param key " << k;
+    }
+    return p;
+}
+
+struct Scores {
+    double all = 0, allTie = 0, round = 0, roundTie = 0, online = 0, onlineTie = 0;
+    int nAll = 0, nRound = 0, nRoundTie = 0, nOnline = 0, nOnlineTie = 0;
+};
+
+double mean(double s, int n) { return n ? s / n : -1; }
+
 }  // namespace
 
 int main(int argc, char** argv) try {
-    std::string network = "resnet-18", objectives = "squared,pairwise";
+    std::string network = "resnet-18", objectives = "squared,pairwise", taskSpec = "2", overrides;
     std::vector<std::string> train, test;
-    int taskIndex = 2, perRound = 64;
+    int perRound = 64, warmRounds = 2;
     double tie = 5;
+    bool online = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
+        if (a == "--online") {
+            online = true;
+            continue;
+        }
         TB_USER_CHECK(i + 1 < argc) << "missing value after " << a;
         const std::string v = argv[++i];
         if (a == "--train") train = split(v);
         else if (a == "--test") test = split(v);
         else if (a == "--network") network = v;
-        else if (a == "--task") taskIndex = std::atoi(v.c_str());
+        else if (a == "--task") taskSpec = v;
         else if (a == "--per-round") perRound = std::max(2, std::atoi(v.c_str()));
+        else if (a == "--warm-rounds") warmRounds = std::max(1, std::atoi(v.c_str()));
         else if (a == "--tie") tie = std::atof(v.c_str());
         else if (a == "--objectives") objectives = v;
+        else if (a == "--param") overrides = v;
         else TB_USER_ERROR() << "unknown option " << a;
     }
-    TB_USER_CHECK(!train.empty() && !test.empty()) << "usage: bench_rank --train A,B --test C [--network N --task I]";
+    TB_USER_CHECK(!train.empty() && !test.empty()) << "usage: bench_rank --train A,B --test C [--network N --task I|I,J|all]";
     graph::TaskExtractionOptions eo;
     eo.target = codegen::Target::host().str();
     const auto tasks = graph::extractTasks(graph::makeNetwork(network, 1, "NHWC"), eo);
-    TB_USER_CHECK(taskIndex >= 0 && taskIndex < int(tasks.size())) << "--task out of range";
-    const graph::ExtractedTask& et = tasks[size_t(taskIndex)];
-    search::SearchTask task;
-    task.dag = std::make_shared<te::ComputeDAG>(et.dag);
-    task.workloadKey = et.workloadKey;
-    task.target = tuning::resolveTarget("").recordString;
+    std::vector<int> taskIds;
+    if (taskSpec == "all")
+        for (int t = 0; t < int(tasks.size()); ++t) taskIds.push_back(t);
+    else
+        for (const auto& t : split(taskSpec)) taskIds.push_back(std::atoi(t.c_str()));
+    for (int t : taskIds) TB_USER_CHECK(t >= 0 && t < int(tasks.size())) << "--task " << t << " out of range";
 
-    std::vector<cost_model::MeasuredState> trainSet;
-    std::unordered_set<std::string> seen;
-    for (const auto& path : train)
-        for (auto& s : readLog(path, et)) {
-            seen.insert(s.state.toStr());
-            trainSet.push_back({s.state, s.cost, s.valid});
-        }
-    std::vector<std::vector<Sample>> testLogs;
-    size_t held = 0;
-    for (const auto& path : test) {
-        std::vector<Sample> kept;
-        for (auto& s : readLog(path, et))
-            if (s.valid && !seen.count(s.state.toStr())) kept.push_back(std::move(s));
-        held += kept.size();
-        testLogs.push_back(std::move(kept));
-    }
-    std::printf("bench_rank: %s task %d, %zu training records (%zu logs), %zu held-out valid states (%zu logs), "
-                "rounds of %d, ties < %.0f%%\n",
-                network.c_str(), taskIndex, trainSet.size(), train.size(), held, test.size(), perRound, tie);
-    std::printf("%-10s %10s %10s %12s %12s\n", "objective", "held-out", "in-round", "held >tie", "round >tie");
+    std::printf("bench_rank: %s tasks %s, rounds of %d, ties < %.0f%%%s%s\n", network.c_str(), taskSpec.c_str(), perRound,
+                tie, online ? ", online" : "", overrides.empty() ? "" : (", params " + overrides).c_str());
+    std::printf("%-10s %5s %6s %6s %10s %10s %12s %12s %10s %12s\n", "objective", "task", "train", "held", "held-out",
+                "in-round", "held >tie", "round >tie", "online", "online >tie");
     for (const auto& obj : split(objectives)) {
-        cost_model::XGBModelParams p;
-        TB_USER_CHECK(obj == "squared" || obj == "pairwise") << "unknown objective " << obj;
-        p.objective = obj == "pairwise" ? cost_model::XGBModelParams::Objective::PackSumPairwise
-                                        : cost_model::XGBModelParams::Objective::PackSumSquared;
-        p.numWarmupSamples = 0;
-        cost_model::XGBModel model([](const search::SearchTask& t, const State& s) { return lower::lowerState(*t.dag, s); }, p);
-        model.update(task, trainSet);
-        double sumAll = 0, sumAllTie = 0, sumRound = 0, sumRoundTie = 0;
-        int nAll = 0, nRound = 0, nRoundTie = 0;
-        long long pairs = 0;
-        for (const auto& log : testLogs) {
-            std::vector<State> states;
-            std::vector<double> costs;
-            for (const auto& s : log) {
-                states.push_back(s.state);
-                costs.push_back(s.cost);
+        const cost_model::XGBModelParams params = paramsFor(obj, overrides);
+        double sum[6] = {0, 0, 0, 0, 0, 0};
+        int cnt[6] = {0, 0, 0, 0, 0, 0}, nTasks = 0;
+        for (int taskIndex : taskIds) {
+            const graph::ExtractedTask& et = tasks[size_t(taskIndex)];
+            search::SearchTask task;
+            task.dag = std::make_shared<te::ComputeDAG>(et.dag);
+            task.workloadKey = et.workloadKey;
+            task.target = tuning::resolveTarget("").recordString;
+            auto lowerer = [](const search::SearchTask& t, const State& s) { return lower::lowerState(*t.dag, s); };
+
+            std::vector<cost_model::MeasuredState> trainSet;
+            std::unordered_set<std::string> seen;
+            std::vector<std::vector<Sample>> trainLogs, testLogs;
+            try {
+                for (const auto& path : train) trainLogs.push_back(readLog(path, et));
+                for (const auto& path : test) testLogs.push_back(readLog(path, et));
+            } catch (const UserError&) {
+                if (taskSpec == "all") continue;  // a task without records in some log
+                throw;
             }
-            if (states.size() < 2) continue;
-            const std::vector<float> score = model.predict(task, states);
-            sumAll += accuracy(score, costs, 0, &pairs);
-            sumAllTie += accuracy(score, costs, tie / 100, &pairs);
-            ++nAll;
-            for (size_t b = 0; b < states.size(); b += size_t(perRound)) {
-                const size_t e = std::min(states.size(), b + size_t(perRound));
-                std::vector<float> sc(score.begin() + long(b), score.begin() + long(e));
-                std::vector<double> co(costs.begin() + long(b), costs.begin() + long(e));
-                const double a = accuracy(sc, co, 0, &pairs), at = accuracy(sc, co, tie / 100, &pairs);
-                if (a >= 0) sumRound += a, ++nRound;
-                if (at >= 0) sumRoundTie += at, ++nRoundTie;
+            for (const auto& log : trainLogs)
+                for (const auto& s : log) {
+                    seen.insert(s.state.toStr());
+                    trainSet.push_back({s.state, s.cost, s.valid});
+                }
+            size_t held = 0;
+            Scores sc;
+            cost_model::XGBModel model(lowerer, params);
+            model.update(task, trainSet);
+            for (const auto& log : testLogs) {
+                std::vector<State> states;
+                std::vector<double> costs;
+                for (const auto& s : log)
+                    if (s.valid && !seen.count(s.state.toStr())) states.push_back(s.state), costs.push_back(s.cost);
+                held += states.size();
+                if (states.size() < 2) continue;
+                const std::vector<float> score = model.predict(task, states);
+                long long pairs = 0;
+                sc.all += accuracy(score, costs, 0, &pairs);
+                sc.allTie += accuracy(score, costs, tie / 100, &pairs);
+                ++sc.nAll;
+                for (size_t b = 0; b < states.size(); b += size_t(perRound)) {
+                    const size_t e = std::min(states.size(), b + size_t(perRound));
+                    std::vector<float> s2(score.begin() + long(b), score.begin() + long(e));
+                    std::vector<double> c2(costs.begin() + long(b), costs.begin() + long(e));
+                    const double a = accuracy(s2, c2, 0, &pairs), at = accuracy(s2, c2, tie / 100, &pairs);
+                    if (a >= 0) sc.round += a, ++sc.nRound;
+                    if (at >= 0) sc.roundTie += at, ++sc.nRoundTie;
+                }
             }
+            // Online: as the search uses the model. For each test log, round r (perRound records of
+            // this task in log order) is scored by a model trained on the log's rounds before r.
+            if (online)
+                for (const auto& log : testLogs)
+                    for (size_t b = size_t(warmRounds) * size_t(perRound); b < log.size(); b += size_t(perRound)) {
+                        std::vector<cost_model::MeasuredState> before;
+                        for (size_t i = 0; i < b; ++i) before.push_back({log[i].state, log[i].cost, log[i].valid});
+                        cost_model::XGBModel m(lowerer, params);
+                        m.update(task, before);
+                        std::vector<State> states;
+                        std::vector<double> costs;
+                        for (size_t i = b; i < std::min(log.size(), b + size_t(perRound)); ++i)
+                            if (log[i].valid) states.push_back(log[i].state), costs.push_back(log[i].cost);
+                        if (states.size() < 2) continue;
+                        const std::vector<float> score = m.predict(task, states);
+                        long long pairs = 0;
+                        const double a = accuracy(score, costs, 0, &pairs), at = accuracy(score, costs, tie / 100, &pairs);
+                        if (a >= 0) sc.online += a, ++sc.nOnline;
+                        if (at >= 0) sc.onlineTie += at, ++sc.nOnlineTie;
+                    }
+            std::printf("%-10s %5d %6zu %6zu %10.3f %10.3f %12.3f %12.3f %10.3f %12.3f\n", obj.c_str(), taskIndex,
+                        trainSet.size(), held, mean(sc.all, sc.nAll), mean(sc.round, sc.nRound), mean(sc.allTie, sc.nAll),
+                        mean(sc.roundTie, sc.nRoundTie), mean(sc.online, sc.nOnline), mean(sc.onlineTie, sc.nOnlineTie));
+            std::fflush(stdout);
+            // Tasks weigh equally in the mean over tasks.
+            const double per[6] = {mean(sc.all, sc.nAll), mean(sc.round, sc.nRound), mean(sc.allTie, sc.nAll),
+                                   mean(sc.roundTie, sc.nRoundTie), mean(sc.online, sc.nOnline),
+                                   mean(sc.onlineTie, sc.nOnlineTie)};
+            for (int k = 0; k < 6; ++k)
+                if (per[k] >= 0) sum[k] += per[k], ++cnt[k];
+            ++nTasks;
         }
-        std::printf("%-10s %10.3f %10.3f %12.3f %12.3f\n", obj.c_str(), sumAll / nAll, sumRound / std::max(1, nRound),
-                    sumAllTie / nAll, sumRoundTie / std::max(1, nRoundTie));
+        if (taskIds.size() > 1)
+            std::printf("%-10s %5s %6d %6s %10.3f %10.3f %12.3f %12.3f %10.3f %12.3f\n", obj.c_str(), "mean", nTasks, "",
+                        mean(sum[0], cnt[0]), mean(sum[1], cnt[1]), mean(sum[2], cnt[2]), mean(sum[3], cnt[3]),
+                        mean(sum[4], cnt[4]), mean(sum[5], cnt[5]));
     }
     return 0;
 } catch (const std::exception& e) {
