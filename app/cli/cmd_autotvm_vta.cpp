@@ -147,7 +147,9 @@ int tuneVtaTasks(const std::vector<NamedVtaTask>& tasks, const VtaTuneSettings& 
         row.fallbackS = fallback.ok() ? fallback.meanCost() : 0;
 
         std::unique_ptr<autotvm::Tuner> tuner = autotvm::makeVtaTuner(s.tuner, task, s.seed, s.planSize);
-        if (s.transferLearning && writer && std::filesystem::exists(tmpLog))
+        // Seed 004's use_transfer_learning; TVM's index-based and GA tuners ignore history (load_history: pass).
+        if (s.transferLearning && writer && dynamic_cast<autotvm::XGBTuner*>(tuner.get()) &&
+            std::filesystem::exists(tmpLog))
             tuner->loadHistory(record::readAutoTvmRecords(tmpLog).records);
         autotvm::TuneOptions to = s.options;
         to.nTrial = int(std::min<std::int64_t>(s.options.nTrial, std::int64_t(task.space.size())));

@@ -32,8 +32,8 @@ log=$work/vta.alu.log
     --tracker 127.0.0.1:$port --key intelfocl --log "$log" >"$work/tune.txt" 2>&1 || { cat "$work/tune.txt"; exit 1; }
 cat "$work/tune.txt"
 grep -q "measured on RPC key 'intelfocl' at 127.0.0.1:$port" "$work/tune.txt" || { echo "FAIL: not measured via RPC"; exit 1; }
-grep -q "^\[Task  8/ 8\]  Current/Best: .*Progress: (8/8)" "$work/tune.txt" || { echo "FAIL: no progress line of task 8"; exit 1; }
-grep -q "^Tuning finished: 64 trials (0 refused by the packed operator or the device, 0 wrong answers), log $log (pick_best: 16 of 128 records)" \
+grep -q "\[Task  8/ 8\]  Current/Best: .*Progress: (8/8)" "$work/tune.txt" || { echo "FAIL: no progress line of task 8"; exit 1; }
+grep -Eq "^Tuning finished: 64 trials \([0-9]+ refused by the packed operator or the device, 0 wrong answers\), log $log \(pick_best: 16 of 128 records\)" \
     "$work/tune.txt" || { echo "FAIL: summary line"; exit 1; }
 [ ! -e "$log.tmp" ] || { echo "FAIL: $log.tmp left behind"; exit 1; }
 grep -q "VTA simulator intelfocl_1x16_i8w8a32_15_15_18_17" "$work/server.txt" || { echo "FAIL: server banner"; cat "$work/server.txt"; exit 1; }
