@@ -40,8 +40,8 @@ rpc::RunReply VtaSimExecutor::run(const rpc::RunRequest& request) {
     autotvm::ConfigEntity config;
     try {
         program = vta::VtaProgram::fromText(text);
-    } catch (const UserError& e) {
-        return fail(MeasureErrorNo::CompileDevice, std::string("malformed VTA program: ") + e.what());
+    } catch (const UserError& e) {  // "VTA program: <what>"
+        return fail(MeasureErrorNo::CompileDevice, std::string("malformed ") + e.what());
     }
     if (program.model != cfg.model() || program.target != vta::vtaTargetString(cfg))
         return fail(MeasureErrorNo::CompileDevice, "VTA model mismatch: the program is for " + program.model +
