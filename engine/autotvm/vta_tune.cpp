@@ -2,117 +2,126 @@
 #include "engine/autotvm/vta_tune.h"
 
 #include <chrono>
-#include <map>
 #include <memory>
-#include <set>
-#include <variant>
 #include <vector>
 
 #include "engine/support/error.h"
-#include "engine/vta/packed_ops.h"
-#include "engine/vta/simulator.h"
 #include "engine/vta/vta_task.h"
 
 namespace tb::autotvm {
 namespace {
 
 Task makeTask(const vta::VtaConfig& cfg, const char* name, nlohmann::ordered_json args, ConfigSpace space,
-              std::int64_t macs) {
+              double flop) {
     Task t;
     t.taskName = name;
     t.args = std::move(args);
     t.target = vta::vtaTargetString(cfg);
     t.space = std::move(space);
-    t.flop = 2.0 * double(macs);
+    t.flop = flop;
     return t;
 }
 
-// One task's workload, operands and reference output.
-struct Conv2dCase {
-    vta::Conv2dWorkload wl;
-    vta::Conv2dOperands ops;
-};
-struct DenseCase {
-    vta::DenseWorkload wl;
-    vta::DenseOperands ops;
-};
-struct MeasureCase {
-    std::variant<Conv2dCase, DenseCase> op;
-    std::vector<int8_t> reference;
-    std::set<std::int64_t> verified;  ///< config indices whose output was compared
-};
-
-MeasureCase makeCase(const vta::VtaConfig& cfg, const Task& task, std::uint32_t seed) {
-    MeasureCase c;
-    if (task.taskName == vta::kConv2dPackedTask) {
-        Conv2dCase cc{vta::conv2dWorkloadFromArgs(task.args), {}};
-        cc.ops = vta::randomConv2dOperands(cfg, cc.wl, true, seed);
-        c.reference = vta::conv2dPackedReference(cfg, cc.wl, vta::conv2dEpilogue(true), cc.ops);
-        c.op = std::move(cc);
-    } else if (task.taskName == vta::kDensePackedTask) {
-        DenseCase dc{vta::denseWorkloadFromArgs(task.args), {}};
-        dc.ops = vta::randomDenseOperands(cfg, dc.wl, seed);
-        c.reference = vta::densePackedReference(cfg, dc.wl, vta::clipEpilogue(8), dc.ops);
-        c.op = std::move(dc);
-    } else {
-        TB_USER_ERROR() << "the VTA simulator measures conv2d_packed.vta and dense_packed.vta tasks, not '"
-                        << task.taskName << "'";
-    }
-    return c;
+measure::MeasureResult toMeasureResult(const vta::VtaMeasureOutcome& o) {
+    measure::MeasureResult r;
+    r.errorNo = measure::MeasureErrorNo(o.errorNo);
+    r.errorMsg = o.errorMsg;
+    r.costs = {o.ok() ? o.seconds : measure::kMaxFloat};
+    if (o.ok()) r.deviceCounters = vta::statsMap(o.stats);
+    return r;
 }
 
-measure::MeasureResult measureOne(const vta::VtaConfig& cfg, MeasureCase& c, const ConfigEntity& config) {
-    measure::MeasureResult r;
-    const auto t0 = std::chrono::steady_clock::now();
-    try {
-        vta::Simulator sim(cfg);
-        const vta::PackedOpResult out =
-            std::holds_alternative<Conv2dCase>(c.op)
-                ? vta::runConv2dPacked(sim, std::get<Conv2dCase>(c.op).wl, vta::Conv2dSchedule::fromConfig(config),
-                                       vta::conv2dEpilogue(true), std::get<Conv2dCase>(c.op).ops)
-                : vta::runDensePacked(sim, std::get<DenseCase>(c.op).wl, vta::DenseSchedule::fromConfig(config),
-                                      vta::clipEpilogue(8), std::get<DenseCase>(c.op).ops);
-        r.costs = {out.report.timeSeconds()};
-        if (c.verified.insert(config.index).second && out.output != c.reference) {
-            r.errorNo = measure::MeasureErrorNo::WrongAnswer;
-            r.errorMsg = "the simulator's output differs from the int8 reference";
-        }
-    } catch (const UserError& e) {
-        r.errorNo = measure::MeasureErrorNo::InstantiationError;
-        r.errorMsg = e.what();
-    }
-    if (!r.ok()) r.costs = {measure::kMaxFloat};
-    r.allCost = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    r.timestamp = measure::nowTimestamp();
-    return r;
+std::string modelOfTarget(const std::string& target) {
+    const auto at = target.find("-model=");
+    TB_USER_CHECK(at != std::string::npos) << "VTA task target '" << target << "' names no -model=";
+    const auto begin = at + 7;
+    return target.substr(begin, target.find(' ', begin) - begin);
+}
+
+void checkTarget(const vta::VtaConfig& cfg, const Task& task) {
+    TB_USER_CHECK(task.target == vta::vtaTargetString(cfg))
+        << "VTA task target '" << task.target << "' is not the simulated VTA's '" << vta::vtaTargetString(cfg) << "'";
 }
 
 }  // namespace
 
 Task makeVtaConv2dTask(const vta::VtaConfig& cfg, const vta::Conv2dWorkload& wl) {
     return makeTask(cfg, vta::kConv2dPackedTask, vta::conv2dTaskArgs(cfg, wl), vta::conv2dConfigSpace(wl, cfg),
-                    wl.macs());
+                    2.0 * double(wl.macs()));
 }
 
 Task makeVtaDenseTask(const vta::VtaConfig& cfg, const vta::DenseWorkload& wl) {
     return makeTask(cfg, vta::kDensePackedTask, vta::denseTaskArgs(cfg, wl), vta::denseConfigSpace(wl, cfg),
-                    wl.macs());
+                    2.0 * double(wl.macs()));
+}
+
+Task makeVtaAluTask(const vta::VtaConfig& cfg, const vta::AluWorkload& wl, bool scalarRhs) {
+    return makeTask(cfg, vta::aluTemplateName(wl.op), vta::aluTaskArgs(cfg, wl, scalarRhs), vta::aluConfigSpace(wl, cfg),
+                    double(wl.batch) * wl.channels * wl.height * wl.width);
+}
+
+std::vector<record::AutoTvmRecord> logToFileRecords(const Task& task, const ConfigEntity& config,
+                                                    const measure::MeasureResult& result) {
+    std::vector<record::AutoTvmRecord> out{makeRecord(task, config, result)};
+    if (auto scalar = vta::scalarRhsArgs(task.args)) {
+        out.push_back(out.front());
+        out.back().args = std::move(*scalar);
+    }
+    return out;
 }
 
 MeasureFunction vtaSimMeasureFunction(const vta::VtaConfig& cfg, std::uint32_t seed) {
-    cfg.validate();
-    auto cases = std::make_shared<std::map<std::string, MeasureCase>>();  // by task name + args
-    return [cfg, seed, cases](const Task& task, const std::vector<ConfigEntity>& configs) {
-        TB_USER_CHECK(task.target == vta::vtaTargetString(cfg))
-            << "VTA task target '" << task.target << "' is not the simulated VTA's '" << vta::vtaTargetString(cfg)
-            << "'";
-        const std::string key = task.taskName + task.args.dump();
-        auto it = cases->find(key);
-        if (it == cases->end()) it = cases->emplace(key, makeCase(cfg, task, seed)).first;
+    auto measurer = std::make_shared<vta::VtaSimMeasurer>(cfg);
+    return [cfg, seed, measurer](const Task& task, const std::vector<ConfigEntity>& configs) {
+        checkTarget(cfg, task);
         std::vector<measure::MeasureResult> results;
         results.reserve(configs.size());
-        for (const ConfigEntity& c : configs) results.push_back(measureOne(cfg, it->second, c));
+        for (const ConfigEntity& c : configs) {
+            const auto t0 = std::chrono::steady_clock::now();
+            measure::MeasureResult r = toMeasureResult(measurer->measure(task.taskName, task.args, c, seed));
+            r.allCost = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            r.timestamp = measure::nowTimestamp();
+            results.push_back(std::move(r));
+        }
         return results;
+    };
+}
+
+vta::VtaProgram makeVtaProgram(const Task& task, const ConfigEntity& config, std::uint32_t seed) {
+    TB_USER_CHECK(vta::isVtaTaskName(task.taskName)) << "'" << task.taskName << "' is not a VTA task";
+    vta::VtaProgram p;
+    p.target = task.target;
+    p.model = modelOfTarget(task.target);
+    p.taskName = task.taskName;
+    p.args = task.args;
+    p.config = config.toJson();
+    p.seed = seed;
+    return p;
+}
+
+MeasureFunction vtaRpcMeasureFunction(const vta::VtaConfig& cfg, const measure::RpcRunnerOptions& options,
+                                      std::uint32_t seed) {
+    cfg.validate();
+    auto runner = std::make_shared<measure::RpcRunner>(options);
+    return [cfg, seed, runner](const Task& task, const std::vector<ConfigEntity>& configs) {
+        checkTarget(cfg, task);
+        std::vector<measure::MeasureInput> inputs(configs.size());
+        std::vector<measure::BuildResult> builds(configs.size());
+        for (size_t i = 0; i < configs.size(); ++i) {
+            const auto t0 = std::chrono::steady_clock::now();
+            inputs[i].workloadKey = task.taskName + " " + task.args.dump();
+            inputs[i].stateText = configs[i].entityJson().dump();
+            try {  // TVM's builder instantiates the template first: a refused config is never uploaded
+                vta::checkVtaConfig(cfg, task.taskName, task.args, configs[i]);
+                builds[i].program = std::make_shared<const measure::DeviceProgram>(
+                    measure::DeviceProgram{vta::kVtaProgramSuffix, makeVtaProgram(task, configs[i], seed).toText()});
+            } catch (const UserError& e) {
+                builds[i].errorNo = measure::MeasureErrorNo::InstantiationError;
+                builds[i].errorMsg = e.what();
+            }
+            builds[i].timeCost = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        }
+        return runner->run(inputs, builds);
     };
 }
 

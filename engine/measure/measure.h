@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -79,11 +80,21 @@ struct MeasureInput {
     std::string stateText;
 };
 
+/// A device program that is neither host code nor a GPU module: bytes uploaded as they are under a
+/// name ending in `suffix`, then run without a function name or arguments; the device reads what to
+/// do from the bytes (the VTA program of vta/vta_program.h, run by measure/vta_sim_executor.h).
+struct DeviceProgram {
+    std::string suffix;  ///< e.g. ".vta.json"
+    std::string bytes;
+};
+
 /// The builder's output for one input (TVM BuildResult).
 struct BuildResult {
     std::shared_ptr<const codegen::CompiledKernel> kernel;  ///< null on error and for GPU candidates
     /// A GPU candidate's module (MeasureInput::gpuModule); null on error and for CPU candidates.
     std::shared_ptr<const codegen::GpuModule> gpuModule;
+    /// A device program (set by whoever builds it, e.g. autotvm/vta_tune.h; RpcRunner uploads it).
+    std::shared_ptr<const DeviceProgram> program;
     MeasureErrorNo errorNo = MeasureErrorNo::NoError;
     std::string errorMsg;
     double timeCost = 0;  ///< build wall time (s)
@@ -96,6 +107,10 @@ struct MeasureResult {
     std::string errorMsg;
     double allCost = 0;    ///< wall time spent on this candidate: build + load + run (s)
     double timestamp = 0;  ///< seconds since the Unix epoch when the result was produced
+    /// Counters of the device for this run, by name (the VTA simulator's TVM stats() names:
+    /// inp_load_nbytes, ..., alu_counter); empty for devices without counters and on error. Not
+    /// part of TVM's MeasureResult: never written to records.
+    std::map<std::string, std::uint64_t> deviceCounters;
 
     /// Mean of costs (s); kMaxFloat on error.
     double meanCost() const;

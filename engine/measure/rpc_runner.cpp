@@ -203,7 +203,7 @@ std::vector<MeasureResult> RpcRunner::run(const std::vector<MeasureInput>& input
     }
     for (size_t i = 0; i < inputs.size(); ++i) {
         const BuildResult& br = builds[i];
-        if (br.errorNo != MeasureErrorNo::NoError || (!br.kernel && !br.gpuModule)) {
+        if (br.errorNo != MeasureErrorNo::NoError || (!br.kernel && !br.gpuModule && !br.program)) {
             results[i] =
                 failure(br.errorNo == MeasureErrorNo::NoError ? MeasureErrorNo::CompileHost : br.errorNo, br.errorMsg);
             results[i].allCost = br.timeCost;
@@ -396,11 +396,14 @@ void RpcRunner::worker(Batch& b) {
             std::vector<uint8_t> linked;
             std::string name = "b" + std::to_string(b.id) + "_c" + std::to_string(i);
             LinkMode mode = o.link;
-            if (br.gpuModule)
+            if (br.gpuModule || br.program)
                 mode = LinkMode::Object;
             else if (mode == LinkMode::Auto)
                 mode = br.kernel->runsOnHost ? LinkMode::Object : LinkMode::SharedLibrary;
-            if (br.gpuModule) {
+            if (br.program) {
+                name += br.program->suffix;
+                linked.assign(br.program->bytes.begin(), br.program->bytes.end());
+            } else if (br.gpuModule) {
                 name += ".gpu.json";
                 const std::string text = codegen::toJson(*br.gpuModule).dump();
                 linked.assign(text.begin(), text.end());
@@ -424,7 +427,8 @@ void RpcRunner::worker(Batch& b) {
             } else {
                 name += ".o";
             }
-            const std::vector<uint8_t>& blob = br.gpuModule || mode == LinkMode::SharedLibrary ? linked : br.kernel->object;
+            const std::vector<uint8_t>& blob =
+                br.program || br.gpuModule || mode == LinkMode::SharedLibrary ? linked : br.kernel->object;
 
             // 2. Upload (the module, then its check blob).
             if (!haveResult) {
@@ -445,13 +449,15 @@ void RpcRunner::worker(Batch& b) {
             if (!haveResult) {
                 rpc::RunRequest req;
                 req.module = name;
-                req.function = br.gpuModule ? std::string() : br.kernel->name;
+                req.function = br.gpuModule || br.program ? std::string() : br.kernel->name;
                 req.number = o.number;
                 req.repeat = o.repeat;
                 req.minRepeatMs = int(std::lround(o.minRepeatMs));
                 req.enableCpuCacheFlush = in.cacheFlush.value_or(o.enableCpuCacheFlush);
                 req.timeoutSec = o.timeoutS;
-                if (br.gpuModule) {
+                if (br.program) {
+                    // the program says what to run: no arguments
+                } else if (br.gpuModule) {
                     for (int a = 0; a < br.gpuModule->numArgs; ++a)
                         req.args.push_back(rpc::ArgSpec{{br.gpuModule->bufferElements[size_t(a)]}, "float32"});
                 } else {
@@ -482,6 +488,7 @@ void RpcRunner::worker(Batch& b) {
                         r.errorMsg = "device " + server + " returned no valid costs";
                     }
                     r.costs = r.ok() ? reply.costs : std::vector<double>{kMaxFloat};
+                    if (r.ok()) r.deviceCounters = reply.deviceCounters;
                     r.timestamp = nowTimestamp();
                 } catch (const rpc::RpcError& e) {
                     // kRemote: the server refused the request itself (it could not take the module).

@@ -43,6 +43,11 @@
 /// names no function; the device must be a GPU device server (gpu_executor.h: tools/gpu's
 /// tunebench-gpu-server, `tunebench-cli rpc-server --device opencl|cuda`). Linking does not apply.
 ///
+/// Device programs (BuildResult::program, e.g. a VTA program: autotvm/vta_tune.h) are uploaded as
+/// `<name><suffix>` as they are and run with no function and no arguments; the reply's device
+/// counters (RunReply::deviceCounters) come back in MeasureResult::deviceCounters. Linking does
+/// not apply.
+///
 /// Module preparation ("link for the device", `link`):
 ///  - Object: the relocatable object from codegen, as is. `tunebench-cli rpc-server` (a host
 ///    server: sandbox_executor.h) loads objects in its sandbox.

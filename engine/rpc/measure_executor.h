@@ -63,6 +63,9 @@ struct RunReply {
     std::string errorMsg;
     std::vector<double> costs;  ///< seconds per call, one per repeat
     double elapsedSec = 0;      ///< wall time the server spent on the request (seconds)
+    /// Device counters of the run ("device_counters" on the wire, omitted when empty; a TuneBench
+    /// field of our own session protocol, e.g. the VTA simulator's stats()).
+    std::map<std::string, std::uint64_t> deviceCounters;
 };
 
 /// A call of a device function by name (SessionOp::kCall), TuneBench's counterpart of TVM's

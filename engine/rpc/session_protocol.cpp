@@ -146,6 +146,7 @@ Json toJson(const RunReply& r) {
     j["error_msg"] = r.errorMsg;
     j["costs"] = r.costs;
     j["elapsed"] = r.elapsedSec;
+    if (!r.deviceCounters.empty()) j["device_counters"] = r.deviceCounters;
     return j;
 }
 
@@ -158,6 +159,15 @@ RunReply runReplyFromJson(const Json& j) {
     r.errorMsg = jsonField<std::string>(j, "error_msg", std::string(), "run reply");
     r.costs = jsonField<std::vector<double>>(j, "costs", {}, "run reply");
     r.elapsedSec = jsonField<double>(j, "elapsed", 0.0, "run reply");
+    if (auto it = j.find("device_counters"); it != j.end()) {
+        if (!it->is_object())
+            throw RpcError(RpcError::Kind::kProtocol, "run reply: field 'device_counters' has the wrong type");
+        for (const auto& [name, v] : it->items()) {
+            if (!v.is_number_unsigned())  // integers only: see jsonField
+                throw RpcError(RpcError::Kind::kProtocol, "run reply: device counter '" + name + "' is not a count");
+            r.deviceCounters[name] = v.get<std::uint64_t>();
+        }
+    }
     // TVM's MeasureErrorNo runs from NO_ERROR (0) to UNKNOWN_ERROR (8); readers index names by it.
     if (r.errorNo < 0 || r.errorNo > 8)
         throw RpcError(RpcError::Kind::kProtocol, "run reply: error_no " + std::to_string(r.errorNo) + " is not 0..8");

@@ -11,17 +11,20 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-ojson tensorArg(std::vector<int> shape) { return ojson::array({"TENSOR", shape, "int8"}); }
+ojson tensorArg(std::vector<int> shape, const char* dtype = "int8") { return ojson::array({"TENSOR", shape, dtype}); }
 
 std::string packedLayout(const VtaConfig& cfg) {
     return "NCHW" + std::to_string(cfg.batch()) + "n" + std::to_string(cfg.blockIn()) + "c";
 }
 
-// The shape of a ["TENSOR", shape, "int8"] arg of the given rank.
-std::vector<int> tensorShape(const std::string& task, const ojson& arg, size_t rank, const char* what) {
+// The shape of a ["TENSOR", shape, dtype] arg of the given rank; int8 only unless `int32Too`.
+std::vector<int> tensorShape(const std::string& task, const ojson& arg, size_t rank, const char* what,
+                             bool int32Too = false) {
     TB_USER_CHECK(arg.is_array() && arg.size() == 3 && arg[0] == "TENSOR" && arg[1].is_array())
         << task << ": the " << what << " arg is not [\"TENSOR\", shape, dtype]: " << arg.dump();
-    TB_USER_CHECK(arg[2] == "int8") << task << ": the " << what << " must be int8, got " << arg[2].dump();
+    TB_USER_CHECK(arg[2] == "int8" || (int32Too && arg[2] == "int32"))
+        << task << ": the " << what << " must be " << (int32Too ? "int8 or int32" : "int8") << ", got "
+        << arg[2].dump();
     TB_USER_CHECK(arg[1].size() == rank)
         << task << ": the " << what << " must be a packed tensor of rank " << rank << ", got " << arg[1].dump();
     std::vector<int> shape;
@@ -122,6 +125,69 @@ DenseWorkload denseWorkloadFromArgs(const ojson& args, VtaConfig* shapeCfg) {
     return wl;
 }
 
+ojson aluTaskArgs(const VtaConfig& cfg, const AluWorkload& wl, bool scalarRhs) {
+    wl.validate(cfg);
+    TB_USER_CHECK(vtaTargetHasAluOps(cfg))
+        << aluTemplateName(wl.op) << ": VTA target '" << cfg.target
+        << "' has no ALU-only operators (TVM offloads add/multiply for sim and intelfocl only)";
+    const int B = cfg.batch(), BO = cfg.blockOut();
+    const std::vector<int> shape = {wl.batch / B, wl.channels / BO, wl.height, wl.width, B, BO};
+    return ojson::array({tensorArg(shape, wl.lhsInt8 ? "int8" : "int32"),
+                         tensorArg(scalarRhs ? std::vector<int>{} : shape, wl.rhsInt8 ? "int8" : "int32")});
+}
+
+AluWorkload aluWorkloadFromArgs(const std::string& taskName, const ojson& args, VtaConfig* shapeCfg, bool* scalarRhs) {
+    TB_USER_CHECK(taskName == kAddTask || taskName == kMultiplyTask)
+        << "'" << taskName << "' is not an ALU task (add.vta, multiply.vta)";
+    const std::string& task = taskName;
+    TB_USER_CHECK(args.is_array() && args.size() == 2) << task << ": args must be [lhs, rhs], got " << args.dump();
+    const std::vector<int> l = tensorShape(task, args[0], 6, "lhs", true);
+    const bool scalar = args[1].is_array() && args[1].size() == 3 && args[1][1] == ojson::array();
+    if (scalar) {
+        TB_USER_CHECK(args[1][0] == "TENSOR" && (args[1][2] == "int8" || args[1][2] == "int32"))
+            << task << ": the scalar rhs must be [\"TENSOR\", [], \"int8\"|\"int32\"], got " << args[1].dump();
+    } else {
+        const std::vector<int> r = tensorShape(task, args[1], 6, "rhs", true);
+        TB_USER_CHECK(r == l) << task << ": the rhs shape " << args[1][1].dump() << " is neither the lhs's "
+                              << args[0][1].dump() << " nor [] (a scalar)";
+    }
+    const VtaConfig cfg = shapeConfig(task, l[4], l[5], l[5]);
+    AluWorkload wl;
+    wl.op = taskName == kAddTask ? AluOpKind::Add : AluOpKind::Multiply;
+    wl.batch = l[0] * l[4], wl.channels = l[1] * l[5], wl.height = l[2], wl.width = l[3];
+    wl.lhsInt8 = args[0][2] == "int8";
+    wl.rhsInt8 = args[1][2] == "int8";
+    wl.validate(cfg);
+    if (shapeCfg) *shapeCfg = cfg;
+    if (scalarRhs) *scalarRhs = scalar;
+    return wl;
+}
+
+std::optional<ojson> scalarRhsArgs(const ojson& args) {
+    if (!args.is_array() || args.size() != 2 || args[0] != args[1]) return std::nullopt;
+    const ojson& lhs = args[0];
+    if (!lhs.is_array() || lhs.size() != 3) return std::nullopt;
+    ojson out = args;
+    out[1] = ojson::array({lhs[0], ojson::array(), lhs[2]});
+    return out;
+}
+
+bool vtaTargetHasAluOps(const VtaConfig& cfg) { return cfg.target == "sim" || cfg.target == "intelfocl"; }
+
+std::vector<NamedAluWorkload> resnet18AluWorkloads(const VtaConfig& cfg) {
+    std::vector<NamedAluWorkload> out;
+    for (auto [c, hw] : {std::pair{64, 56}, {128, 28}, {256, 14}, {512, 7}}) {
+        for (AluOpKind op : {AluOpKind::Add, AluOpKind::Multiply}) {
+            AluWorkload wl;
+            wl.op = op;
+            wl.batch = cfg.batch(), wl.channels = c, wl.height = wl.width = hw;
+            const std::string base = op == AluOpKind::Add ? "add_" : "multiply_";
+            out.push_back({base + std::to_string(c) + "x" + std::to_string(hw) + "x" + std::to_string(hw), wl});
+        }
+    }
+    return out;
+}
+
 std::vector<NamedConv2dWorkload> resnet18Conv2dWorkloads(const VtaConfig& cfg) {
     auto conv = [&](const char* name, int hw, int ci, int co, int k, int pad, int stride) {
         Conv2dWorkload wl;
@@ -136,7 +202,8 @@ std::vector<NamedConv2dWorkload> resnet18Conv2dWorkloads(const VtaConfig& cfg) {
 }
 
 bool isVtaTaskName(const std::string& taskName) {
-    return taskName == kConv2dPackedTask || taskName == kDensePackedTask;
+    return taskName == kConv2dPackedTask || taskName == kDensePackedTask || taskName == kAddTask ||
+           taskName == kMultiplyTask;
 }
 
 autotvm::ConfigSpace vtaTaskSpace(const std::string& taskName, const ojson& args) {
@@ -149,7 +216,12 @@ autotvm::ConfigSpace vtaTaskSpace(const std::string& taskName, const ojson& args
         const DenseWorkload wl = denseWorkloadFromArgs(args, &cfg);
         return denseConfigSpace(wl, cfg);
     }
-    TB_USER_ERROR() << "'" << taskName << "' is not a VTA task (conv2d_packed.vta, dense_packed.vta)";
+    if (taskName == kAddTask || taskName == kMultiplyTask) {
+        const AluWorkload wl = aluWorkloadFromArgs(taskName, args, &cfg);
+        return aluConfigSpace(wl, cfg);
+    }
+    TB_USER_ERROR() << "'" << taskName
+                    << "' is not a VTA task (conv2d_packed.vta, dense_packed.vta, add.vta, multiply.vta)";
 }
 
 }  // namespace tb::vta

@@ -14,6 +14,13 @@
 ///   padding, dilation, layout, out_dtype));
 /// - dense_packed.vta: `[["TENSOR", [N/B, C/BI, B, BI], "int8"], ["TENSOR", [O/BO, C/BI, BO, BI],
 ///   "int8"], null (no bias), "int32"]` (dense_packed(data, weight, bias, out_dtype)).
+/// - add.vta / multiply.vta (op.py add_packed(cfg, lhs, rhs) / multiply_packed, registered for the
+///   "vta" strategy of relay's add/multiply when env.TARGET is sim or intelfocl; seed 004,
+///   tune_alu_vta.py): `[["TENSOR", [N/B, C/BO, H, W, B, BO], "int32"|"int8"], ["TENSOR", <the
+///   same shape, or [] for a scalar>, "int32"|"int8"]]`. Seed 004 merges a task whose rhs is a
+///   scalar into the task with rhs = lhs (args[1] = args[0]) before tuning, and its log_to_file
+///   writes every record of a task with lhs == rhs a second time with rhs = ["TENSOR", [], dtype]
+///   (scalarRhsArgs), so that both relay forms find their config later. Both forms decode here.
 /// The target is TVM's `tvm.target.vta(model=env.MODEL)`: "ext_dev -keys=vta,cpu -device=vta
 /// -model=<TARGET>_<BITSTREAM>" (VtaConfig::model()). BATCH and BLOCK are read back from the
 /// packed shapes, which is all a space depends on, so a record's space is rebuilt from its args
@@ -34,6 +41,9 @@ namespace tb::vta {
 /// "conv2d_packed.vta" and "dense_packed.vta".
 inline constexpr const char* kConv2dPackedTask = "conv2d_packed.vta";
 inline constexpr const char* kDensePackedTask = "dense_packed.vta";
+/// "add.vta" and "multiply.vta" (the names aluTemplateName gives).
+inline constexpr const char* kAddTask = "add.vta";
+inline constexpr const char* kMultiplyTask = "multiply.vta";
 
 /// TVM's VTA target string for `cfg`: "ext_dev -keys=vta,cpu -device=vta -model=sim_1x16_i8w8a32_15_15_18_17".
 std::string vtaTargetString(const VtaConfig& cfg);
@@ -50,6 +60,29 @@ nlohmann::ordered_json denseTaskArgs(const VtaConfig& cfg, const DenseWorkload& 
 Conv2dWorkload conv2dWorkloadFromArgs(const nlohmann::ordered_json& args, VtaConfig* shapeCfg = nullptr);
 DenseWorkload denseWorkloadFromArgs(const nlohmann::ordered_json& args, VtaConfig* shapeCfg = nullptr);
 
+/// The record args of an add.vta / multiply.vta task (file comment): lhs and rhs packed tensors of
+/// the workload's shape with dtype int8 or int32 (AluWorkload::lhsInt8 / rhsInt8); with
+/// `scalarRhs` the rhs is ["TENSOR", [], dtype]. Throws tb::UserError when the workload is invalid
+/// for `cfg`.
+nlohmann::ordered_json aluTaskArgs(const VtaConfig& cfg, const AluWorkload& wl, bool scalarRhs = false);
+/// Reads add.vta / multiply.vta args back (`taskName` picks the operation). A scalar rhs (shape
+/// []) gives the workload of seed 004's merged task (rhs of the lhs's shape, the scalar's dtype);
+/// `scalarRhs`, when given, tells which form was read. Throws tb::UserError naming the problem:
+/// another task name, not two args, a tensor that is not int8/int32 (float32 ALU tasks stay on the
+/// CPU in TVM, seed 004 filters them out), an lhs that is not a packed rank-6 tensor (TVM's
+/// schedule_alu_packed offloads only those), an rhs shape that is neither the lhs's nor [], a
+/// non-power-of-two BATCH or BLOCK.
+AluWorkload aluWorkloadFromArgs(const std::string& taskName, const nlohmann::ordered_json& args,
+                                VtaConfig* shapeCfg = nullptr, bool* scalarRhs = nullptr);
+/// Seed 004's record duplication: when `args` are two operands with args[0] == args[1], the args
+/// with the rhs replaced by ["TENSOR", [], <lhs dtype>] (the scalar form relay extracts for
+/// `x + const`); nullopt otherwise (other arity, operands that differ).
+std::optional<nlohmann::ordered_json> scalarRhsArgs(const nlohmann::ordered_json& args);
+/// True when TVM offloads add.vta / multiply.vta for this TARGET (op.py registers the ALU
+/// strategies for sim and intelfocl only; seed 004 refuses any other: "ALU only op only available
+/// for intelfocl target").
+bool vtaTargetHasAluOps(const VtaConfig& cfg);
+
 /// A workload with its name in TVM's benchmark ("C2").
 struct NamedConv2dWorkload {
     std::string name;
@@ -60,10 +93,21 @@ struct NamedConv2dWorkload {
 /// first 7x7 layer, stays on the CPU in TVM's VTA flow.
 std::vector<NamedConv2dWorkload> resnet18Conv2dWorkloads(const VtaConfig& cfg);
 
+/// An ALU workload with a short name ("add_64x56x56").
+struct NamedAluWorkload {
+    std::string name;
+    AluWorkload wl;
+};
+/// The add and multiply of resnet-18's packed residual blocks after graph_pack, at batch
+/// cfg.batch(): outputs (N/B, C/16, H, W, B, 16) for (C, H, W) = (64, 56, 56), (128, 28, 28),
+/// (256, 14, 14), (512, 7, 7), int32 operands; per shape the add first ("add_64x56x56",
+/// "multiply_64x56x56", ...).
+std::vector<NamedAluWorkload> resnet18AluWorkloads(const VtaConfig& cfg);
+
 /// True for the task names above.
 bool isVtaTaskName(const std::string& taskName);
 /// The config space of a VTA task from its record args (conv2dConfigSpace / denseConfigSpace of
-/// the workload the args describe). Throws tb::UserError for another task name or bad args.
+/// the workload the args describe; aluConfigSpace for add.vta / multiply.vta). Throws tb::UserError for another task name or bad args.
 autotvm::ConfigSpace vtaTaskSpace(const std::string& taskName, const nlohmann::ordered_json& args);
 
 }  // namespace tb::vta
