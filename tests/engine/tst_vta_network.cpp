@@ -108,11 +108,34 @@ void TestVtaNetwork::testResnet18RunEqualsReference() {
     auto run = vta::runNetworkOnVta(p, cfg, {img});
     std::printf("vta run %.1f s: %d convs on VTA, %d on host, simulated %.3f ms, host %.2f s\n", t.elapsed() / 1e3,
                 run.vtaConvs, run.hostConvs, run.vtaSeconds * 1e3, run.hostSeconds);
-    for (auto& r : run.hostReasons) std::printf("  host: %s\n", r.c_str());
+    for (auto& r : run.hostReasons) std::printf("  host: %s %s: %s\n", r.op.c_str(), r.node.c_str(), r.reason.c_str());
     for (auto& k : run.tasks)
-        std::printf("  %s %s x%d %.3f ms [%s]\n", k.name.c_str(), k.wl.str().c_str(), k.occurrences, k.seconds * 1e3,
-                    k.schedule.c_str());
+        std::printf("  %s %s x%d %.3f ms [%s]\n", k.name.c_str(), vta::workloadStr(k.wl).c_str(), k.occurrences,
+                    k.seconds * 1e3, k.schedule.c_str());
+    for (auto& [op, n] : run.vtaOps) std::printf("  vta %s x%d\n", op.c_str(), n);
+    for (auto& [op, n] : run.hostOps) std::printf("  host %s x%d\n", op.c_str(), n);
     std::printf("  stats %s\n", run.stats.toJson().c_str());
+    // The placement vta_network.h derives for resnet-18: all 20 packed convs with their epilogues;
+    // 6 ALU kernels (4 identity-unit bn1 chains with a per-channel rhs, the last residual add,
+    // the final bn1 multiply); 40 of the 53 packed int32 add/multiply nodes on VTA (28 in conv
+    // epilogues, 12 in ALU kernels), 13 on the host (their chains end in a clip with 2 consumers)
+    // plus the 7 float32 ones.
+    QCOMPARE(run.vtaConvs, 20);
+    QCOMPARE(run.hostConvs, 0);
+    QCOMPARE(run.aluKernels, 6);
+    QCOMPARE(run.vtaOps["add"] + run.vtaOps["multiply"], 40);
+    QCOMPARE(run.vtaOps["multiply"], 1);
+    int twoConsumers = 0, float32 = 0;
+    for (const auto& h : run.hostReasons) {
+        twoConsumers += h.reason.find("has 2 consumers") != std::string::npos;
+        float32 += h.reason.rfind("float32", 0) == 0;
+    }
+    QCOMPARE(twoConsumers, 13);
+    QCOMPARE(float32, 7);
+    QCOMPARE(run.hostOps["add"] + run.hostOps["multiply"], 20);
+    int aluTasks = 0;
+    for (const auto& k : run.tasks) aluTasks += k.name != "conv2d_packed.vta" ? k.occurrences : 0;
+    QCOMPARE(aluTasks, 6);
     QCOMPARE(run.outputs.size(), ref.size());
     std::printf("max diff %g\n", maxDiff(run.outputs[0], ref[0]));
     QVERIFY(run.outputs[0] == ref[0]);
