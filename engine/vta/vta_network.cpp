@@ -178,7 +178,7 @@ TaskExtraction extractVtaTasks(const g::Graph& gr, const VtaConfig& cfg, const s
         TB_USER_CHECK(o == "add" || o == "multiply" || o == "conv2d")
             << "unknown op '" << o << "' for VTA task extraction (add, multiply, conv2d)";
     TaskExtraction r;
-    std::map<std::pair<std::string, std::vector<TensorArg>>, size_t> index;
+    std::map<std::pair<std::string, std::vector<TensorArg>>, size_t> index, rawIndex;
     for (g::NodeId id = 0; id < g::NodeId(gr.size()); ++id) {
         const g::Node& n = gr.node(id);
         const std::string op = n.op == "nn.conv2d" ? "conv2d" : n.op;
@@ -189,6 +189,15 @@ TaskExtraction extractVtaTasks(const g::Graph& gr, const VtaConfig& cfg, const s
         ++r.extracted;
         if (!packed) continue;  // the seed's filters
         ++r.filtered;
+        const std::vector<TensorArg> raw{tensorArg(gr.node(n.inputs[0])), tensorArg(gr.node(n.inputs[1]))};
+        if (rawIndex.emplace(std::make_pair(t->name, raw), r.unmerged.size()).second) {
+            VtaNetTask u = *t;
+            u.tensors = raw;
+            u.rhsScalar = false;
+            u.count = 0;
+            r.unmerged.push_back(std::move(u));
+        }
+        ++r.unmerged[rawIndex.at(std::make_pair(t->name, raw))].count;
         auto key = std::make_pair(t->name, t->tensors);
         auto it = index.find(key);
         if (it == index.end()) {
@@ -238,7 +247,8 @@ std::vector<int32_t> int32Values(const g::HostTensor& t) { return {t.i.begin(), 
 }  // namespace
 
 VtaNetworkRun runNetworkOnVta(const g::Graph& gr, const VtaConfig& cfg, const std::vector<g::HostTensor>& inputs,
-                              const VtaConfigLookup& lookup) {
+                              const VtaRunOptions& options) {
+    const VtaConfigLookup& lookup = options.lookup;
     VtaNetworkRun run;
     const auto cons = gr.consumers();
     std::vector<char> isOut(gr.size(), 0);
@@ -260,6 +270,10 @@ VtaNetworkRun runNetworkOnVta(const g::Graph& gr, const VtaConfig& cfg, const st
             std::optional<VtaNetTask> task = nodeTask(gr, n, cfg, &packed);
             if (!task) {
                 if (isConv) hostOp(n, id, "not packed (outside graph_pack's region)");
+                continue;
+            }
+            if (packed && !isConv && !options.aluOps) {
+                hostOp(n, id, "the target has no ALU-only ops (TVM registers add.vta/multiply.vta for sim and intelfocl)");
                 continue;
             }
             if (!packed) {
@@ -303,7 +317,8 @@ VtaNetworkRun runNetworkOnVta(const g::Graph& gr, const VtaConfig& cfg, const st
         bool tuned = false;
         std::string note, sched;
         PackedOpResult res;
-        auto sim = std::make_unique<Simulator>(cfg);  // large; and fresh per kernel (packed_ops.h)
+        std::optional<PackedOpResult> fallback;  // tuned kernels: the fallback config on the same operands
+        auto freshSim = [&] { return std::make_unique<Simulator>(cfg); };  // large; fresh per kernel (packed_ops.h)
         VtaWorkload wl;
         if (grp.task.conv) {
             const Conv2dWorkload& cw = *grp.task.conv;
@@ -322,7 +337,10 @@ VtaNetworkRun runNetworkOnVta(const g::Graph& gr, const VtaConfig& cfg, const st
                 conv2dConfigSpace(cw, cfg), lookup ? lookup(name, wl) : std::nullopt,
                 [&](const Conv2dSchedule& c) { checkConv2dSchedule(cfg, cw, c, grp.chain.ops); }, tuned, note);
             sched = s.str();
-            res = runConv2dPacked(*sim, cw, s, grp.chain.ops, operands);
+            res = runConv2dPacked(*freshSim(), cw, s, grp.chain.ops, operands);
+            if (tuned)
+                fallback = runConv2dPacked(*freshSim(), cw, Conv2dSchedule::fromConfig(conv2dConfigSpace(cw, cfg).get(0)),
+                                           grp.chain.ops, operands);
         } else {
             const AluWorkload& aw = *grp.task.alu;
             wl = aw;
@@ -335,7 +353,10 @@ VtaNetworkRun runNetworkOnVta(const g::Graph& gr, const VtaConfig& cfg, const st
                 aluConfigSpace(aw, cfg), lookup ? lookup(name, wl) : std::nullopt,
                 [&](const AluSchedule& c) { checkAluSchedule(cfg, aw, c, grp.chain.ops); }, tuned, note);
             sched = s.str();
-            res = runAluPacked(*sim, aw, s, grp.chain.ops, operands);
+            res = runAluPacked(*freshSim(), aw, s, grp.chain.ops, operands);
+            if (tuned)
+                fallback = runAluPacked(*freshSim(), aw, AluSchedule::fromConfig(aluConfigSpace(aw, cfg).get(0)),
+                                        grp.chain.ops, operands);
         }
         const auto key = std::make_pair(name, grp.task.argsString());
         auto it = taskIndex.find(key);
@@ -344,6 +365,10 @@ VtaNetworkRun runNetworkOnVta(const g::Graph& gr, const VtaConfig& cfg, const st
             run.tasks.push_back({name, wl, key.second, 0, 0, 0, tuned, sched, note});
         }
         VtaTaskTime& tt = run.tasks[it->second];
+        if (fallback) {
+            tt.fallbackSeconds += fallback->report.timeSeconds();
+            tt.fallbackOutputEqual = tt.fallbackOutputEqual && fallback->output == res.output;
+        }
         ++tt.occurrences;
         tt.seconds += res.report.timeSeconds();
         tt.cycles += res.report.cycles;

@@ -104,7 +104,11 @@ struct VtaNetTask {
 /// The counts the seed prints.
 struct TaskExtraction {
     int extracted = 0;  ///< tasks of the requested ops before the filter
-    int filtered = 0;   ///< after the rank > 4 and non-float filter ("Extracted N alu tasks")
+    int filtered = 0;   ///< occurrences left by the rank > 4 and non-float filter
+    /// After the filter, deduplicated by (name, args) before the scalar merge, first-occurrence
+    /// order: TVM's extract_from_program returns each (name, args) once, so these are the seed's
+    /// "Extracted N alu tasks" (tensors as extracted: a scalar rhs keeps shape ()).
+    std::vector<VtaNetTask> unmerged;
     std::vector<VtaNetTask> tasks;  ///< after the merge and dedupe, in first-occurrence order
 };
 
@@ -135,6 +139,11 @@ struct VtaTaskTime {
     bool tuned = false;       ///< a config came from the lookup and instantiated
     std::string schedule;     ///< the schedule used
     std::string note;         ///< why a looked-up config was not used (empty otherwise)
+    /// Tuned tasks only: the fallback config (index 0) run on the same operands too, its simulated
+    /// seconds summed over occurrences, and whether its output equals the tuned config's (a config
+    /// changes time, never values).
+    double fallbackSeconds = 0;
+    bool fallbackOutputEqual = true;
 };
 
 /// A conv2d / add / multiply node left on the host, and why.
@@ -159,9 +168,18 @@ struct VtaNetworkRun {
     std::vector<HostOp> hostReasons;  ///< every conv2d / add / multiply left on the host
 };
 
+/// Options of runNetworkOnVta.
+struct VtaRunOptions {
+    VtaConfigLookup lookup;  ///< configs per task; empty: every task falls back
+    /// Offload add/multiply chains. TVM registers add.vta/multiply.vta for the sim and intelfocl
+    /// targets only (vta/python/vta/top/op.py); vtaTargetHasAluOps-style callers pass false for
+    /// the others, then every add/multiply stays on the host with that reason.
+    bool aluOps = true;
+};
+
 /// Runs a packed graph: packed conv2d and add/multiply chains on the simulator (file comment),
 /// the rest on the host. Throws tb::UserError on bad inputs (runIntGraph's checks).
 VtaNetworkRun runNetworkOnVta(const graph::Graph& packed, const VtaConfig& cfg,
-                              const std::vector<graph::HostTensor>& inputs, const VtaConfigLookup& lookup = {});
+                              const std::vector<graph::HostTensor>& inputs, const VtaRunOptions& options = {});
 
 }  // namespace tb::vta
