@@ -44,5 +44,6 @@ int runRun(const QStringList& args);           // cmd_run.cpp
 int runAutotvm(const QStringList& args);       // cmd_autotvm.cpp
 int runAutotvmVtaTune(const QStringList& args);  // cmd_autotvm_vta.cpp (autotvm vta-tune)
 int runFleet(const QStringList& args);         // cmd_fleet.cpp
+int runVta(const QStringList& args);           // cmd_vta.cpp (vta tasks / vta run)
 
 }  // namespace tb::cli

@@ -22,6 +22,7 @@ const tb::cli::Command kCommands[] = {
     {"autotvm", "AutoTVM: tune one template task (random/grid/GA/XGB tuners), pick the best records",
      tb::cli::runAutotvm},
     {"run", "compile and run a network on .pb inputs (optionally check against the interpreter)", tb::cli::runRun},
+    {"vta", "VTA: a quantized, packed network's tasks (seed 004) and its run on the VTA simulator", tb::cli::runVta},
 };
 
 void printUsage(FILE* out) {

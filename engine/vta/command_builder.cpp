@@ -250,8 +250,9 @@ void CommandBuilder::pushKernelOp(const UopKernel& kernel, UopKernel::Mode mode,
 }
 
 void CommandBuilder::checkOverflow() {
-    // Room for the closing no-ops and FINISH (TVM's CheckInsnOverFlow).
-    if ((m_insns.size() + 4) * VtaConfig::kInsnBytes >= kMaxXferBytes) {
+    // Room for the closing no-ops and FINISH (TVM's CheckInsnOverFlow); that room is reserved,
+    // so the closing instructions themselves never flush (which would recurse).
+    if (!m_closing && (m_insns.size() + 4) * VtaConfig::kInsnBytes >= kMaxXferBytes) {
         accumulate(m_carry, synchronize());
         m_hasCarry = true;
     }
@@ -259,6 +260,7 @@ void CommandBuilder::checkOverflow() {
 
 void CommandBuilder::closeStream() {
     // FINISH runs after the last store and the last load (TVM's Synchronize).
+    m_closing = true;
     depPush(kStoreStage, kComputeStage);
     depPush(kLoadStage, kComputeStage);
     depPop(kStoreStage, kComputeStage);
@@ -269,6 +271,7 @@ void CommandBuilder::closeStream() {
             << "VTA synchronize: a depPop on the " << (stage == kLoadStage ? "load" : "store")
             << " stage has no instruction after it to carry the pop";
     create(kComputeStage).opcode = Opcode::Finish;
+    m_closing = false;
 }
 
 std::vector<Instruction> CommandBuilder::closedStream() const {

@@ -171,6 +171,7 @@ private:
     bool m_pendingPopNext[4] = {false, false, false, false};
     RunReport m_carry;  // reports of automatic synchronisations
     bool m_hasCarry = false;
+    bool m_closing = false;  ///< closeStream() is appending its closing instructions (no overflow flush then)
 };
 
 /// Adds `b` into `a`: cycles, busy cycles, instruction counts, MACs and counters are summed (the

@@ -119,30 +119,52 @@ std::optional<Dma2d> fold2d(const std::vector<std::pair<int64_t, int64_t>>& dims
 
 // --- epilogue -----------------------------------------------------------------------------------
 
-int32_t applyEpilogueOp(int32_t x, const EpilogueOp& op, int32_t bias) {
+// `chan`: the values of the per-channel constants at x's channel (AddChannel/MulChannel only).
+int32_t applyEpilogueOp(int32_t x, const EpilogueOp& op, int32_t bias, const int32_t* chan) {
     switch (op.kind) {
     case EpilogueKind::ShrImm: return x >> op.imm;
+    case EpilogueKind::ShlImm: return int32_t(uint32_t(x) << op.imm);
     case EpilogueKind::AddImm: return int32_t(uint32_t(x) + uint32_t(op.imm));
     case EpilogueKind::MulImm: return int32_t(uint32_t(x) * uint32_t(op.imm));
     case EpilogueKind::MinImm: return std::min(x, op.imm);
     case EpilogueKind::MaxImm: return std::max(x, op.imm);
     case EpilogueKind::AddBias: return int32_t(uint32_t(x) + uint32_t(bias));
+    case EpilogueKind::AddChannel: return int32_t(uint32_t(x) + uint32_t(chan[op.imm]));
+    case EpilogueKind::MulChannel: return int32_t(uint32_t(x) * uint32_t(chan[op.imm]));
     }
     return x;
 }
 
-int32_t applyEpilogue(int32_t x, const std::vector<EpilogueOp>& epilogue, int32_t bias) {
-    for (const EpilogueOp& op : epilogue) x = applyEpilogueOp(x, op, bias);
+int32_t applyEpilogue(int32_t x, const std::vector<EpilogueOp>& epilogue, int32_t bias, const int32_t* chan = nullptr) {
+    for (const EpilogueOp& op : epilogue) x = applyEpilogueOp(x, op, bias, chan);
     return x;
+}
+
+bool isChannelOp(EpilogueKind kind) { return kind == EpilogueKind::AddChannel || kind == EpilogueKind::MulChannel; }
+
+// The number of per-channel constants the epilogue reads (largest AddChannel/MulChannel index + 1).
+int channelConstants(const std::vector<EpilogueOp>& epilogue) {
+    int n = 0;
+    for (const EpilogueOp& op : epilogue)
+        if (isChannelOp(op.kind)) n = std::max(n, op.imm + 1);
+    return n;
 }
 
 bool hasBias(const std::vector<EpilogueOp>& epilogue) {
     return std::any_of(epilogue.begin(), epilogue.end(), [](const EpilogueOp& op) { return op.kind == EpilogueKind::AddBias; });
 }
 
-void checkEpilogue(const std::vector<EpilogueOp>& epilogue, bool biasAllowed, const std::string& what) {
+void checkEpilogue(const std::vector<EpilogueOp>& epilogue, bool biasAllowed, const std::string& what,
+                   bool channelAllowed = false) {
     int biases = 0;
     for (const EpilogueOp& op : epilogue) {
+        if (isChannelOp(op.kind)) {
+            TB_USER_CHECK(channelAllowed) << what << ": a per-channel constant add/multiply is only supported in "
+                                          << "add.vta/multiply.vta's epilogue";
+            TB_USER_CHECK(op.imm >= 0 && op.imm < 8) << what << ": per-channel constant index " << op.imm
+                                                     << " is outside [0, 8)";
+            continue;
+        }
         if (op.kind == EpilogueKind::AddBias) {
             TB_USER_CHECK(biasAllowed) << what << ": a bias add is only supported in conv2d_packed's epilogue";
             ++biases;
@@ -150,8 +172,8 @@ void checkEpilogue(const std::vector<EpilogueOp>& epilogue, bool biasAllowed, co
         }
         TB_USER_CHECK(op.imm >= -32768 && op.imm <= 32767)
             << what << ": epilogue immediate " << op.imm << " does not fit the ALU's signed 16-bit field";
-        if (op.kind == EpilogueKind::ShrImm) {
-            TB_USER_CHECK(op.imm >= 0 && op.imm <= 31) << what << ": right shift by " << op.imm << " is outside [0, 31]";
+        if (op.kind == EpilogueKind::ShrImm || op.kind == EpilogueKind::ShlImm) {
+            TB_USER_CHECK(op.imm >= 0 && op.imm <= 31) << what << ": shift by " << op.imm << " is outside [0, 31]";
         }
     }
     TB_USER_CHECK(biases <= 1) << what << ": the epilogue adds the bias " << biases << " times (at most once)";
@@ -159,31 +181,47 @@ void checkEpilogue(const std::vector<EpilogueOp>& epilogue, bool biasAllowed, co
 
 AluOpcode aluOpcodeOf(EpilogueKind kind) {
     switch (kind) {
-    case EpilogueKind::ShrImm: return AluOpcode::Shr;
+    case EpilogueKind::ShrImm:
+    case EpilogueKind::ShlImm: return AluOpcode::Shr;
     case EpilogueKind::AddImm:
+    case EpilogueKind::AddChannel:
     case EpilogueKind::AddBias: return AluOpcode::Add;
-    case EpilogueKind::MulImm: return AluOpcode::Mul;
+    case EpilogueKind::MulImm:
+    case EpilogueKind::MulChannel: return AluOpcode::Mul;
     case EpilogueKind::MinImm: return AluOpcode::Min;
     case EpilogueKind::MaxImm: return AluOpcode::Max;
     }
     return AluOpcode::Add;
 }
 
+// Source steps of a per-channel vector read over a tile of `tileLoops` (outermost loop = channel
+// blocks): 1 over the channel blocks, 0 over the rest (the broadcast).
+std::vector<Loop> broadcastLoops(std::vector<Loop> loops) {
+    for (size_t i = 0; i < loops.size(); ++i) loops[i].src = i == 0 ? 1 : 0;
+    return loops;
+}
+
 // The epilogue's ALU kernels over an accumulator tile of `tileLoops` (outermost first, dst steps
-// set) at `accBase`; the bias (one vector per entry of the outermost loop) sits at `biasBase`.
+// set) at `accBase`; the bias (one vector per entry of the outermost loop) sits at `biasBase`, the
+// k-th per-channel constant at `channelBase` + k * (outermost extent).
 std::vector<UopKernel> epilogueKernels(const std::vector<EpilogueOp>& epilogue, const std::vector<Loop>& tileLoops,
-                                       int64_t accBase, int64_t biasBase) {
+                                       int64_t accBase, int64_t biasBase, int64_t channelBase = 0) {
     std::vector<UopKernel> kernels;
     for (const EpilogueOp& op : epilogue) {
         std::vector<Loop> loops = tileLoops;
         int64_t src = accBase;
+        const bool fromSram = op.kind == EpilogueKind::AddBias || isChannelOp(op.kind);
         if (op.kind == EpilogueKind::AddBias) {
-            for (size_t i = 0; i < loops.size(); ++i) loops[i].src = i == 0 ? 1 : 0;
+            loops = broadcastLoops(loops);
             src = biasBase;
+        } else if (isChannelOp(op.kind)) {
+            loops = broadcastLoops(loops);
+            src = channelBase + op.imm * tileLoops.front().extent;
         } else {
             for (Loop& l : loops) l.src = l.dst;
         }
-        kernels.push_back(aluKernel(loops, accBase, src, aluOpcodeOf(op.kind), op.kind != EpilogueKind::AddBias, op.imm));
+        const int32_t imm = fromSram ? 0 : op.kind == EpilogueKind::ShlImm ? -op.imm : op.imm;
+        kernels.push_back(aluKernel(loops, accBase, src, aluOpcodeOf(op.kind), !fromSram, imm));
     }
     return kernels;
 }
@@ -601,7 +639,9 @@ struct AluPlan {
     AluSchedule s;
     std::vector<EpilogueOp> epilogue;
     int64_t NB = 0, C = 0;
-    int64_t tile = 0;
+    int64_t tile = 0;     // accumulator vectors of the lhs (and output) tile, at 0
+    int64_t rhsTile = 0;  // of the rhs, at `tile`: `tile`, or tile_co for a per-channel rhs
+    int channels = 0;     // per-channel constants of the epilogue, tile_co vectors each after the rhs
     Dma2d dma;
     SramUse use;
     std::string what;
@@ -611,10 +651,13 @@ struct AluPlan {
     }
     std::vector<UopKernel> kernels() const {
         std::vector<Loop> loops = tileLoops();
-        for (Loop& l : loops) l.src = l.dst;
+        if (wl.rhsBroadcast)
+            loops = broadcastLoops(loops);
+        else
+            for (Loop& l : loops) l.src = l.dst;
         std::vector<UopKernel> all{
             aluKernel(loops, 0, tile, wl.op == AluOpKind::Add ? AluOpcode::Add : AluOpcode::Mul, false, 0)};
-        for (UopKernel& k : epilogueKernels(epilogue, tileLoops(), 0, 0)) all.push_back(std::move(k));
+        for (UopKernel& k : epilogueKernels(epilogue, tileLoops(), 0, 0, tile + rhsTile)) all.push_back(std::move(k));
         return all;
     }
 };
@@ -627,7 +670,7 @@ AluPlan planAlu(const VtaConfig& cfg, const AluWorkload& wl, const AluSchedule& 
     p.s = s;
     p.epilogue = epilogue;
     p.what = std::string("VTA ") + aluTemplateName(wl.op) + " config [" + s.str() + "] for " + wl.str();
-    checkEpilogue(epilogue, false, p.what);
+    checkEpilogue(epilogue, false, p.what, true);
     p.NB = wl.batch / cfg.batch();
     p.C = wl.channels / cfg.blockOut();
     auto divides = [&](const char* knob, int64_t f, int64_t n) { checkDivides(p.what, knob, f, n); };
@@ -639,13 +682,18 @@ AluPlan planAlu(const VtaConfig& cfg, const AluWorkload& wl, const AluSchedule& 
     TB_USER_CHECK(d) << p.what << ": the tile of " << s.tileCo << " channel blocks x " << s.tileH << " rows x " << s.tileW
                      << " columns is not one 2-D DMA (its rows are neither whole nor single)";
     p.dma = *d;
-    p.use.acc = 2 * p.tile;
-    checkSram(cfg, p.use, p.what, "two operand tiles of " + std::to_string(p.tile));
+    p.rhsTile = wl.rhsBroadcast ? s.tileCo : p.tile;
+    p.channels = channelConstants(epilogue);
+    p.use.acc = p.tile + p.rhsTile + p.channels * int64_t(s.tileCo);
+    checkSram(cfg, p.use, p.what,
+              "operand tiles of " + std::to_string(p.tile) + " and " + std::to_string(p.rhsTile) + " and " +
+                  std::to_string(p.channels) + " per-channel tiles of " + std::to_string(s.tileCo));
     p.use.maxKernelUops = withContext(p.what, [&] { return checkKernels(cfg, p.kernels(), p.what); });
     return p;
 }
 
-void emitAlu(CommandBuilder& cb, const AluPlan& p, uint32_t lhsAddr, uint32_t rhsAddr, uint32_t outAddr) {
+void emitAlu(CommandBuilder& cb, const AluPlan& p, uint32_t lhsAddr, uint32_t rhsAddr,
+             const std::vector<uint32_t>& channelAddrs, uint32_t outAddr) {
     const AluSchedule& s = p.s;
     const int64_t H = p.wl.height, W = p.wl.width;
     Tokens tokens(cb, 1);
@@ -659,7 +707,15 @@ void emitAlu(CommandBuilder& cb, const AluPlan& p, uint32_t lhsAddr, uint32_t rh
                     const auto offset = uint32_t(((bo * p.C + c0) * H + h0) * W + w0);
                     tokens.beforeTile();
                     cb.loadBuffer2D(lhsAddr, offset, p.dma.xSize, p.dma.ySize, p.dma.xStride, 0, 0, 0, 0, 0, lhsType);
-                    cb.loadBuffer2D(rhsAddr, offset, p.dma.xSize, p.dma.ySize, p.dma.xStride, 0, 0, 0, 0, uint32_t(p.tile), rhsType);
+                    if (p.wl.rhsBroadcast)
+                        cb.loadBuffer2D(rhsAddr, uint32_t(c0), uint32_t(s.tileCo), 1, uint32_t(s.tileCo), 0, 0, 0, 0,
+                                        uint32_t(p.tile), rhsType);
+                    else
+                        cb.loadBuffer2D(rhsAddr, offset, p.dma.xSize, p.dma.ySize, p.dma.xStride, 0, 0, 0, 0,
+                                        uint32_t(p.tile), rhsType);
+                    for (size_t k = 0; k < channelAddrs.size(); ++k)
+                        cb.loadBuffer2D(channelAddrs[k], uint32_t(c0), uint32_t(s.tileCo), 1, uint32_t(s.tileCo), 0, 0, 0, 0,
+                                        uint32_t(p.tile + p.rhsTile + int64_t(k) * s.tileCo), MemId::Acc);
                     pushKernels(cb, kernels);
                     tokens.afterEpilogue();
                     tokens.beforeStore();
@@ -694,6 +750,24 @@ std::vector<int8_t> toInt8(const std::vector<int32_t>& values, const char* op, c
         out[i] = int8_t(values[i]);
     }
     return out;
+}
+
+// Checks the operand sizes of add/multiply (AluOperands) and the int8 ranges; returns the
+// output's values.
+size_t checkAluOperands(const VtaConfig& cfg, const AluWorkload& wl, const std::vector<EpilogueOp>& epilogue,
+                        const AluOperands& o) {
+    const char* name = aluTemplateName(wl.op);
+    const size_t n = size_t(wl.batch) * wl.channels * wl.height * wl.width;
+    const int64_t perChannel = int64_t(wl.channels) * cfg.batch();
+    checkSize(o.lhs.size(), int64_t(n), name, "lhs");
+    checkSize(o.rhs.size(), wl.rhsBroadcast ? perChannel : int64_t(n), name, wl.rhsBroadcast ? "per-channel rhs" : "rhs");
+    const int need = channelConstants(epilogue);
+    TB_USER_CHECK(int(o.channel.size()) >= need) << "VTA " << name << ": the epilogue reads " << need
+                                                 << " per-channel constants, the operands hold " << o.channel.size();
+    for (int k = 0; k < need; ++k) checkSize(o.channel[size_t(k)].size(), perChannel, name, "per-channel constant");
+    if (wl.lhsInt8) toInt8(o.lhs, name, "lhs");
+    if (wl.rhsInt8) toInt8(o.rhs, name, "rhs");
+    return n;
 }
 
 int64_t conv2dOutputValues(const Conv2dWorkload& wl) {
@@ -766,6 +840,7 @@ AluOperands randomAluOperands(const VtaConfig& cfg, const AluWorkload& wl, uint3
     AluOperands o;
     o.lhs = fill(wl.lhsInt8);
     o.rhs = fill(wl.rhsInt8);
+    if (wl.rhsBroadcast) o.rhs.resize(size_t(wl.channels) * size_t(cfg.batch()));
     return o;
 }
 
@@ -815,14 +890,14 @@ PackedOpResult runAluPacked(Simulator& sim, const AluWorkload& wl, const AluSche
                             const std::vector<EpilogueOp>& epilogue, const AluOperands& operands) {
     const AluPlan plan = planAlu(sim.config(), wl, sched, epilogue);
     const char* name = aluTemplateName(wl.op);
-    const size_t n = size_t(wl.batch) * wl.channels * wl.height * wl.width;
-    checkSize(operands.lhs.size(), int64_t(n), name, "lhs");
-    checkSize(operands.rhs.size(), int64_t(n), name, "rhs");
+    const size_t n = checkAluOperands(sim.config(), wl, epilogue, operands);
     const uint32_t lhs = wl.lhsInt8 ? upload(sim, toInt8(operands.lhs, name, "lhs")) : upload(sim, operands.lhs);
     const uint32_t rhs = wl.rhsInt8 ? upload(sim, toInt8(operands.rhs, name, "rhs")) : upload(sim, operands.rhs);
+    std::vector<uint32_t> channel;
+    for (int k = 0; k < plan.channels; ++k) channel.push_back(upload(sim, operands.channel[size_t(k)]));
     const uint32_t out = sim.dram().alloc(n);
     CommandBuilder cb(sim);
-    emitAlu(cb, plan, lhs, rhs, out);
+    emitAlu(cb, plan, lhs, rhs, channel, out);
     return finish(sim, cb, out, n);
 }
 
@@ -888,17 +963,21 @@ std::vector<int8_t> aluPackedReference(const VtaConfig& cfg, const AluWorkload& 
                                        const AluOperands& o) {
     wl.validate(cfg);
     const char* name = aluTemplateName(wl.op);
-    checkEpilogue(epilogue, false, std::string("VTA ") + name + " reference");
-    const size_t n = size_t(wl.batch) * wl.channels * wl.height * wl.width;
-    checkSize(o.lhs.size(), int64_t(n), name, "lhs");
-    checkSize(o.rhs.size(), int64_t(n), name, "rhs");
-    if (wl.lhsInt8) toInt8(o.lhs, name, "lhs");
-    if (wl.rhsInt8) toInt8(o.rhs, name, "rhs");
+    checkEpilogue(epilogue, false, std::string("VTA ") + name + " reference", true);
+    const size_t n = checkAluOperands(cfg, wl, epilogue, o);
+    const int need = channelConstants(epilogue);
+    // Packed (N/B, C/BO, H, W, B, BO): the per-channel index (c0 * B + b) * BO + c1.
+    const int64_t B = cfg.batch(), BO = cfg.blockOut(), C0 = wl.channels / BO, HW = int64_t(wl.height) * wl.width;
     std::vector<int8_t> out(n);
+    std::vector<int32_t> chan(size_t(std::max(need, 1)));
     for (size_t i = 0; i < n; ++i) {
-        const uint32_t a = uint32_t(o.lhs[i]), b = uint32_t(o.rhs[i]);
-        const int32_t x = int32_t(wl.op == AluOpKind::Add ? a + b : a * b);
-        out[i] = int8_t(applyEpilogue(x, epilogue, 0));
+        const int64_t k = int64_t(i);
+        const int64_t c0 = (k / (HW * B * BO)) % C0, b = (k / BO) % B, c1 = k % BO;
+        const size_t ch = size_t((c0 * B + b) * BO + c1);
+        for (int j = 0; j < need; ++j) chan[size_t(j)] = o.channel[size_t(j)][ch];
+        const uint32_t a = uint32_t(o.lhs[i]), r = uint32_t(o.rhs[wl.rhsBroadcast ? ch : i]);
+        const int32_t x = int32_t(wl.op == AluOpKind::Add ? a + r : a * r);
+        out[i] = int8_t(applyEpilogue(x, epilogue, 0, chan.data()));
     }
     return out;
 }

@@ -31,6 +31,12 @@
 /// then the epilogue and one store. add/multiply: per tile of tile_co x tile_h x tile_w, load
 /// both operands into the accumulator buffer (ACC, or ACC_8BIT for int8 operands), one ALU
 /// ADD/MUL, the epilogue, a store. ALU loops are flattened where strides allow (InjectALUIntrin).
+/// A per-channel rhs (AluWorkload::rhsBroadcast: graph_pack's packed constant (C/BO, 1, 1, B, BO),
+/// topi broadcasting it over batch blocks, rows and columns) is loaded as tile_co accumulator
+/// vectors and read with micro-op source stride 0 over rows and columns (1 over channel blocks),
+/// as TVM's InjectALUIntrin finds the broadcast index; the per-channel constants of the epilogue
+/// (AddChannel/MulChannel, e.g. a fused batch-norm shift after a scale) are loaded and read the
+/// same way, after the operand tiles.
 ///
 /// ## Virtual threads (oc_nthread, h_nthread)
 /// With n = oc_nthread * h_nthread > 1, the channel-tile (or row-tile) loop is split by n and
@@ -58,8 +64,9 @@
 ///   output or of an ALU operand whose rows are neither full nor single.
 ///
 /// ## Epilogue semantics (TVM's ALU and topi on int32)
-/// SHR: arithmetic shift right; ADD/MUL: wrapping 32-bit; MIN/MAX; the final cast to int8
-/// truncates (TVM's store narrows by truncation; after the usual clip to [0, 127] it is exact).
+/// SHR: arithmetic shift right (by a negative amount: left, wrapping); ADD/MUL: wrapping 32-bit; MIN/MAX; the final cast to int8
+/// truncates (TVM's store narrows by truncation; after the usual clip to [0, 127] or
+/// [-127, 127] it is exact).
 
 #include <cstdint>
 #include <string>
@@ -75,15 +82,24 @@ namespace tb::vta {
 /// One elementwise step of the fused epilogue, applied in order to every int32 accumulator.
 enum class EpilogueKind : uint8_t {
     ShrImm,   ///< x >> imm (arithmetic), TVM topi.right_shift by a constant; ALU SHR imm
+    ShlImm,   ///< x << imm (wrapping), topi.left_shift by a constant; ALU SHR by -imm (TVM's
+              ///< InjectALUIntrin turns shift_left into SHR with the negated amount)
     AddImm,   ///< x + imm (wrapping); ALU ADD imm
     MulImm,   ///< x * imm (wrapping); ALU MUL imm
     MinImm,   ///< min(x, imm); ALU MIN imm (clipA of TVM's my_clip)
     MaxImm,   ///< max(x, imm); ALU MAX imm (clipB)
     AddBias,  ///< x + bias[channel] (conv2d only; bias broadcast over rows and columns); ALU ADD
+    /// x + channel[imm][channel] / x * channel[imm][channel] (add/multiply only): the imm-th
+    /// per-channel constant of AluOperands::channel, broadcast over rows and columns; ALU ADD/MUL
+    /// with a source, not an immediate
+    AddChannel,
+    MulChannel,
 };
 struct EpilogueOp {
     EpilogueKind kind = EpilogueKind::ShrImm;
-    int32_t imm = 0;  ///< the immediate (signed 16-bit, the ALU's field); unused for AddBias
+    /// The immediate (signed 16-bit, the ALU's field); the constant's index for AddChannel /
+    /// MulChannel; unused for AddBias
+    int32_t imm = 0;
     friend bool operator==(const EpilogueOp&, const EpilogueOp&) = default;
 };
 /// TVM's conv2d benchmark epilogue (test_benchmark_topi_conv2d.py): >> 8, [+ bias], min 127, max 0.
@@ -104,9 +120,13 @@ struct DenseOperands {
     std::vector<int8_t> data, weight;
 };
 /// Host data of add/multiply: operand values in the packed layout (int8 operands hold values in
-/// [-128, 127]).
+/// [-128, 127]). `rhs` has the lhs's N*C*H*W values, or C*B values in (C/BO, B, BO) order when
+/// the workload's rhsBroadcast is set (graph_pack's (C/BO, 1, 1, B, BO) constant). `channel`
+/// holds the epilogue's per-channel constants (AddChannel/MulChannel imm = index), C*B values
+/// each in the same order.
 struct AluOperands {
     std::vector<int32_t> lhs, rhs;
+    std::vector<std::vector<int32_t>> channel;
 };
 
 /// Random operands with TVM's test ranges: data and weights uniform over int8, bias in
@@ -152,7 +172,8 @@ PackedOpResult runConv2dPacked(Simulator& sim, const Conv2dWorkload& wl, const C
 /// As runConv2dPacked for dense_packed (AddBias is not supported: tb::UserError).
 PackedOpResult runDensePacked(Simulator& sim, const DenseWorkload& wl, const DenseSchedule& sched,
                               const std::vector<EpilogueOp>& epilogue, const DenseOperands& operands);
-/// As runConv2dPacked for add.vta / multiply.vta (AddBias is not supported).
+/// As runConv2dPacked for add.vta / multiply.vta (AddBias is not supported; AddChannel/MulChannel
+/// need their constant in operands.channel).
 PackedOpResult runAluPacked(Simulator& sim, const AluWorkload& wl, const AluSchedule& sched,
                             const std::vector<EpilogueOp>& epilogue, const AluOperands& operands);
 

@@ -101,7 +101,8 @@ void AluWorkload::validate(const VtaConfig& cfg) const {
 std::string AluWorkload::str() const {
     std::ostringstream s;
     s << aluTemplateName(op) << " " << batch << "x" << channels << "x" << height << "x" << width << " ("
-      << (lhsInt8 ? "int8" : "int32") << ", " << (rhsInt8 ? "int8" : "int32") << ")";
+      << (lhsInt8 ? "int8" : "int32") << ", " << (rhsInt8 ? "int8" : "int32") << (rhsBroadcast ? " per-channel" : "")
+      << ")";
     return s.str();
 }
 

@@ -78,6 +78,10 @@ struct AluWorkload {
     AluOpKind op = AluOpKind::Add;
     int batch = 1, channels = 0, height = 0, width = 0;
     bool lhsInt8 = false, rhsInt8 = false;
+    /// The rhs is a per-channel packed constant (C/BO, 1, 1, B, BO) broadcast over batch blocks,
+    /// rows and columns (graph_pack's _pack_const; a batch-norm scale or shift in the network),
+    /// not a tensor of the lhs's shape. The space is the same (tiles of the output).
+    bool rhsBroadcast = false;
     /// Throws tb::UserError when a size is not positive or not a multiple of BATCH/BLOCK_OUT.
     void validate(const VtaConfig& cfg) const;
     std::string str() const;

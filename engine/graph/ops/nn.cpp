@@ -808,6 +808,34 @@ void registerNnOps(OpTable& t) {
               }
               return topi::pad(x[0], before, after, te::floatImm(a.getFloat("pad_value", 0.0)));
           }));
+    // The ops relay.quantize creates (passes/quantize.h). te has no int8, so these have no te
+    // lowering: the integer interpreter (int_interpreter.h) runs them. The exact dtype of a
+    // realized node is its "dtype" attr; TensorType holds Int32 for int8/int32 and Float32 for float.
+    auto noLower = [](const char* op) {
+        return [op](const std::vector<te::Tensor>&, const Attrs&) -> te::Tensor {
+            TB_USER_ERROR() << op << " has no te lowering; run quantized graphs with runIntGraph (int_interpreter.h)";
+            return {};
+        };
+    };
+    auto castType = [](const std::vector<TensorType>& in, const Attrs& a) {
+        checkArity(in, 1);
+        const std::string dt = a.getString("dtype");
+        TB_USER_CHECK(dt == "float32" || dt == "int8" || dt == "int32" || dt == "int64")
+            << "cast to unsupported dtype '" << dt << "'";
+        TensorType t = in[0];
+        t.dtype = dt == "float32" ? DType::Float32 : dt == "int64" ? DType::Int64 : DType::Int32;
+        return t;
+    };
+    t.add(def("cast", P::ElemWise, castType, noLower("cast")));
+    // A hint only (its input stays float until realize turns it into a cast).
+    t.add(def("annotation.cast_hint", P::ElemWise, sameAsInput, noLower("annotation.cast_hint")));
+    t.add(def("annotation.stop_fusion", P::Opaque, sameAsInput,
+              [](const std::vector<te::Tensor>& x, const Attrs&) { return topi::identity(x[0]); }));
+    t.add(def("relay.op.annotation.simulated_quantize", P::ElemWise, sameAsInput,
+              noLower("relay.op.annotation.simulated_quantize")));
+    t.add(def("round", P::ElemWise, sameAsInput, noLower("round")));
+    t.add(def("right_shift", P::Broadcast, inferBroadcast, noLower("right_shift")));
+    t.add(def("left_shift", P::Broadcast, inferBroadcast, noLower("left_shift")));
 }
 
 }  // namespace tb::graph
