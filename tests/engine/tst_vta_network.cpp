@@ -11,6 +11,7 @@
 #include "engine/graph/passes/quantize.h"
 #include "engine/graph/zoo.h"
 #include "engine/vta/graph_pack.h"
+#include "engine/vta/packed_ops.h"
 #include "engine/vta/vta_network.h"
 #include "engine/vta/vta_schedule.h"
 #include "test_util.h"
@@ -56,6 +57,7 @@ private Q_SLOTS:
     void testResnetTasks_data();
     void testResnetTasks();
     void testResnet18RunEqualsReference();
+    void testAluChainConfigChangesTimeNotOutput();
 };
 
 void TestVtaNetwork::testResnetTasks_data() {
@@ -89,6 +91,23 @@ void TestVtaNetwork::testResnetTasks() {
     // are dropped by the filter; after the scalar-rhs merge, per stage one (lhs, per-channel
     // constant) task and one (lhs, lhs) task, plus the final bn1 multiply: 4 x 2 + 1 = 9 for
     // resnet-18; resnet-50 has two activation shapes per stage (width and 4x width): 17.
+    // resnet-18 in detail, per stage s (its output shape; a unit's bn1 works on its input shape,
+    // so the first unit of stage s+1 counts for stage s):
+    // - per-channel adds: the 2 conv1 biases (bn2 folded) + 2 bn1 shifts (unit 2 of s, unit 1 of
+    //   s+1; in stage 1 unit 1's bn1 is float, and in stage 4 the second is the final bn1's shift)
+    //   = 4;
+    // - scalar adds (rounding before each requantize right_shift): 5 conv epilogues (conv1, conv2
+    //   of both units, the 1x1 shortcut) + 2 bn1 chains = 7; full-tensor adds: 2 residual adds;
+    // so 4 + 7 + 2 = 13 occurrences per stage, x 4 = 52, + the final bn1 multiply = 53 packed
+    // (plus 7 float32: bn_data, conv0 bias, unit 1's bn1 scale and shift, the dense's input
+    // scale and bias = 60 extracted). TVM's extract_from_program returns each (name, args) once:
+    // per stage 3 tasks (per-channel, scalar, tensor) + the multiply = 13 ("Extracted 13 alu
+    // tasks"); the seed's merge folds the scalar task into the tensor one: 2 x 4 + 1 = 9.
+    if (r18) {
+        QCOMPARE(int(alu.unmerged.size()), 13);
+        for (const auto& k : alu.tasks)
+            if (k.name == "add.vta") QCOMPARE(k.count, k.rhsBroadcast ? 4 : 9);
+    }
     QCOMPARE(alu.extracted, r18 ? 60 : 140);
     QCOMPARE(alu.filtered, r18 ? 53 : 133);
     QCOMPARE(int(alu.tasks.size()), r18 ? 9 : 17);
@@ -139,6 +158,38 @@ void TestVtaNetwork::testResnet18RunEqualsReference() {
     QCOMPARE(run.outputs.size(), ref.size());
     std::printf("max diff %g\n", maxDiff(run.outputs[0], ref[0]));
     QVERIFY(run.outputs[0] == ref[0]);
+}
+
+// add.vta with a per-channel rhs and a fused chain (per-channel add, relu, rounding add, shifts,
+// clip): equal to the plain-loop reference for the fallback and a larger tile; the config changes
+// the simulated time, never the output.
+void TestVtaNetwork::testAluChainConfigChangesTimeNotOutput() {
+    const auto cfg = vta::VtaConfig::forTarget("sim");
+    vta::AluWorkload wl;
+    wl.channels = 64, wl.height = 8, wl.width = 8, wl.rhsBroadcast = true;
+    vta::AluOperands ops = vta::randomAluOperands(cfg, wl, 5);
+    QCOMPARE(ops.rhs.size(), size_t(64));
+    ops.channel.push_back(std::vector<int32_t>(64));
+    for (size_t k = 0; k < 64; ++k) ops.channel[0][k] = int32_t(k * 37 % 201) - 100;
+    using K = vta::EpilogueKind;
+    const std::vector<vta::EpilogueOp> chain{{K::AddChannel, 0}, {K::MaxImm, 0}, {K::AddImm, 4}, {K::ShlImm, 2},
+                                             {K::ShrImm, 3}, {K::MinImm, 127}, {K::MaxImm, -127}};
+    const auto ref = vta::aluPackedReference(cfg, wl, chain, ops);
+    const auto space = vta::aluConfigSpace(wl, cfg);
+    std::vector<double> times;
+    for (int64_t index : {int64_t(0), space.size() - 1}) {
+        const auto sched = vta::AluSchedule::fromConfig(space.get(index));
+        vta::Simulator sim(cfg);
+        const auto res = vta::runAluPacked(sim, wl, sched, chain, ops);
+        QVERIFY(res.output == ref);
+        times.push_back(res.report.timeSeconds());
+        std::printf("add.vta per-channel %s: %.3f us\n", sched.str().c_str(), times.back() * 1e6);
+    }
+    QVERIFY(times[1] < times[0]);
+    // Without the per-channel constant the epilogue cannot run (named error).
+    ops.channel.clear();
+    const QString err = tb::test::userError([&] { vta::aluPackedReference(cfg, wl, chain, ops); });
+    QVERIFY2(err.contains(QStringLiteral("per-channel constants")), qPrintable(err));
 }
 
 QTEST_APPLESS_MAIN(TestVtaNetwork)
