@@ -6,6 +6,7 @@
 #include <QFontDatabase>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLocale>
 #include <QPainter>
 #include <QPlainTextEdit>
 #include <QSortFilterProxyModel>
@@ -148,12 +149,11 @@ AutotvmPanel::AutotvmPanel(QWidget* parent) : QWidget(parent) {
 void AutotvmPanel::retranslate() {
     m_model->retranslate();
     m_plot->xAxis->setLabel(tr("Trials of the task"));
-    m_plot->yAxis->setLabel(tr("GFLOPS"));
     m_plot->graph(0)->setName(tr("measured config"));
     m_plot->graph(1)->setName(tr("best so far"));
     m_plot->graph(2)->setName(tr("failed"));
     showEntity();
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    replot();
 }
 
 void AutotvmPanel::changeEvent(QEvent* e) {
@@ -238,14 +238,21 @@ void AutotvmPanel::showEntity() {
         m_entity->setPlainText(t->error);
         return;
     }
-    m_entityTitle->setText(tr("Task %1 %2: best config #%3 of %4, trial %5, %6 GFLOPS")
+    m_entityTitle->setText((t->simulated ? tr("Task %1 %2: best config #%3 of %4, trial %5, %6 GOPS (simulated)")
+                                         : tr("Task %1 %2: best config #%3 of %4, trial %5, %6 GFLOPS"))
                                .arg(t->id)
                                .arg(t->taskName)
                                .arg(t->bestIndex)
                                .arg(t->spaceSize)
                                .arg(t->bestTrial + 1)
                                .arg(t->bestGflops, 0, 'f', 2));
-    const QString text = t->bestKnobs.join(QLatin1Char('\n')) + QStringLiteral("\n\n") + t->bestConfig;
+    QString text = t->bestKnobs.join(QLatin1Char('\n')) + QStringLiteral("\n\n") + t->bestConfig;
+    if (!t->bestCounters.isEmpty()) {
+        // The VTA simulator's counters of that config, as TVM's vta.testing.simulator.stats() names them.
+        text += QStringLiteral("\n\n") + tr("VTA simulator counters (one run):");
+        for (auto it = t->bestCounters.cbegin(); it != t->bestCounters.cend(); ++it)
+            text += QStringLiteral("\n  %1 = %2").arg(it.key(), -18).arg(QLocale::c().toString(it.value()));
+    }
     if (m_entity->toPlainText() != text) m_entity->setPlainText(text);
 }
 
@@ -257,6 +264,9 @@ int AutotvmPanel::chartPointCount() const {
 }
 
 void AutotvmPanel::replot() {
+    // VTA tasks are measured on the simulator: their speeds are simulated GOPS.
+    const session::AutotvmTaskRow* sel = m_model->task(m_selected);
+    m_plot->yAxis->setLabel(sel && sel->simulated ? tr("GOPS (simulated)") : tr("GFLOPS"));
     QVector<double> x, y, bx, by, fx, fy;
     double ymax = 0;
     for (const auto& t : m_trials.value(m_selected)) {

@@ -267,10 +267,12 @@ FleetPanel::FleetPanel(QWidget* parent)
     m_addHost = new QPushButton(this);
     m_addMali = new QPushButton(this);
     m_addMali->setObjectName(QStringLiteral("AddMaliBoard"));
+    m_addVta = new QPushButton(this);
+    m_addVta->setObjectName(QStringLiteral("AddVtaDevice"));
     m_stop = new QPushButton(QIcon(QStringLiteral(":/icons/stop.svg")), QString(), this);
     m_stop->setEnabled(false);
     m_summary = new QLabel(this);
-    for (QWidget* w : std::initializer_list<QWidget*>{m_armLabel, m_arm, m_hostLabel, m_host, m_start, m_addArm, m_addHost, m_addMali, m_stop})
+    for (QWidget* w : std::initializer_list<QWidget*>{m_armLabel, m_arm, m_hostLabel, m_host, m_start, m_addArm, m_addHost, m_addMali, m_addVta, m_stop})
         bar->addWidget(w);
     bar->addSpacing(12);
     bar->addWidget(m_summary, 1);
@@ -306,6 +308,7 @@ FleetPanel::FleetPanel(QWidget* parent)
     connect(m_addArm, &QPushButton::clicked, this, [this] { Q_EMIT addDeviceRequested(true); });
     connect(m_addHost, &QPushButton::clicked, this, [this] { Q_EMIT addDeviceRequested(false); });
     connect(m_addMali, &QPushButton::clicked, this, &FleetPanel::addMaliBoardRequested);
+    connect(m_addVta, &QPushButton::clicked, this, &FleetPanel::addVtaDeviceRequested);
     connect(m_devices, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* cur) {
         m_stop->setEnabled(cur && cur->data(0, Qt::UserRole + 1).toBool());
     });
@@ -330,6 +333,10 @@ void FleetPanel::retranslate() {
     m_addMali->setToolTip(tr("Start an emulated Mali GPU board (scripts/mali-board: a GPU device server on PoCL, key %1) "
                              "registering with the tracker; its device attributes appear in the tracker panel")
                               .arg(QStringLiteral("rk3399")));
+    m_addVta->setText(tr("Add VTA"));
+    m_addVta->setToolTip(tr("Start a simulated VTA accelerator (rpc-server --device vta: the bit-exact VTA simulator, "
+                            "key %1) registering with the tracker; its measurements are simulated time")
+                             .arg(QStringLiteral("intelfocl")));
     m_stop->setText(tr("Stop device"));
     m_stop->setToolTip(tr("Stop the device selected in the list (also while tuning runs: its candidate is recorded as an error)"));
     m_devices->setHeaderLabels({tr("Device"), tr("Key"), tr("State")});
@@ -352,6 +359,7 @@ void FleetPanel::showFleet(const QList<session::FleetDeviceRow>& devices) {
         const QString number = d.name.section(QLatin1Char(' '), -1);
         const QString name = d.arm    ? tr("ARM board %1").arg(number)
                              : d.mali ? tr("Mali board %1").arg(number)
+                             : d.vta  ? tr("VTA sim %1").arg(number)
                                       : tr("Host server %1").arg(number);
         const QString state = d.pid > 0 ? tr("running (pid %1)").arg(d.pid) : d.ended == QLatin1String("stopped") ? tr("stopped") : d.ended;
         auto* item = new QTreeWidgetItem({name, d.key, state});

@@ -68,6 +68,7 @@ public:
     QPushButton* addArmButton() const { return m_addArm; }
     QPushButton* addHostButton() const { return m_addHost; }
     QPushButton* addMaliButton() const { return m_addMali; }
+    QPushButton* addVtaButton() const { return m_addVta; }
     QPushButton* stopButton() const { return m_stop; }
     QString summaryText() const;
 
@@ -78,6 +79,8 @@ Q_SIGNALS:
     void startFleetRequested(int hostServers, int armBoards);
     void addDeviceRequested(bool arm);
     void addMaliBoardRequested();
+    /// "Add VTA": a simulated VTA accelerator (rpc-server --device vta, key intelfocl).
+    void addVtaDeviceRequested();
     void stopDeviceRequested(int id);
 
 protected:
@@ -98,6 +101,7 @@ private:
     QPushButton* m_addArm;
     QPushButton* m_addHost;
     QPushButton* m_addMali;
+    QPushButton* m_addVta;
     QPushButton* m_stop;
     QLabel* m_summary;
     QTableView* m_keys;

@@ -327,6 +327,7 @@ MainWindow::MainWindow(session::TuningSession* session, session::TrackerMonitor*
                 [m = m_trackerMonitor](int hostServers, int armBoards) { m->startDeviceFleet(hostServers, armBoards); });
         connect(m_fleet, &FleetPanel::addDeviceRequested, m_trackerMonitor, &session::TrackerMonitor::addDevice);
         connect(m_fleet, &FleetPanel::addMaliBoardRequested, m_trackerMonitor, &session::TrackerMonitor::addMaliBoard);
+        connect(m_fleet, &FleetPanel::addVtaDeviceRequested, m_trackerMonitor, &session::TrackerMonitor::addVtaDevice);
         connect(m_fleet, &FleetPanel::stopDeviceRequested, m_trackerMonitor, &session::TrackerMonitor::stopDevice);
         connect(m_trackerMonitor, &session::TrackerMonitor::localTrackerStarted, this, [this](const QString& host, int port) {
             m_tracker->setTrackerAddress(QStringLiteral("%1:%2").arg(host).arg(port));

@@ -132,6 +132,8 @@ SetupWidget::SetupWidget(const QStringList& networks, TargetValidator targetVali
     m_target->setItemData(m_target->count() - 1, QStringLiteral("llvm -mtriple=aarch64-linux-gnu"), kHostRole);
     for (const char* gpu : {"cuda -arch=sm_90", "cuda -arch=sm_80", "opencl"})
         m_target->addItem(QString::fromLatin1(gpu), QString::fromLatin1(gpu));
+    // VTA presets (TVM's tvm.target.vta() strings): AutoTVM mode on the quantized network, simulated.
+    for (const QString& v : session::TuningSession::vtaTargetPresets()) m_target->addItem(v, v);
     m_tgtForm->addRow(QStringLiteral("-"), m_target);
     for (int i = 1; i < m_target->count(); ++i) m_target->setItemData(i, m_target->itemText(i), Qt::ToolTipRole);
     m_targetHost = new QLineEdit(m_tgtBox);
@@ -262,6 +264,7 @@ SetupWidget::SetupWidget(const QStringList& networks, TargetValidator targetVali
     connect(m_key, &QLineEdit::textChanged, this, [this] { revalidate(); });
     connect(m_mode, &QComboBox::currentIndexChanged, this, [this] {
         applyMode();
+        revalidate();
         followNetworkInLogName();
         Q_EMIT autotvmModeChanged(m_mode->currentData().toBool());
     });
@@ -284,7 +287,9 @@ void SetupWidget::applyMode() {
     for (QWidget* w : std::initializer_list<QWidget*>{m_trials, m_perRound, m_strategy, m_costModel, m_taskIds, m_defaultSeed})
         m_searchForm->setRowVisible(w, !autotvm);
     for (QWidget* w : std::initializer_list<QWidget*>{m_onnxRow, m_layout, m_shapes, m_winograd}) m_netForm->setRowVisible(w, !autotvm);
-    for (QWidget* w : std::initializer_list<QWidget*>{m_runner, m_tracker, m_key}) m_runForm->setRowVisible(w, !autotvm);
+    // A VTA target measures on the simulator in process (local) or on a VTA device of a tracker (rpc).
+    for (QWidget* w : std::initializer_list<QWidget*>{m_runner, m_tracker, m_key})
+        m_runForm->setRowVisible(w, !autotvm || m_vtaTarget);
 }
 
 void SetupWidget::retranslate() {
@@ -426,7 +431,7 @@ session::TuningJob SetupWidget::job() const {
         j.onnxPath.clear();
         j.shapes.clear();
         j.layout = QStringLiteral("NCHW");
-        j.runner = QStringLiteral("local");
+        if (!m_vtaTarget) j.runner = QStringLiteral("local");
     }
     return j;
 }
@@ -489,6 +494,18 @@ void SetupWidget::updateTargetHost() {
     // Only a GPU target has a host: for a CPU target the field is off and the job carries none.
     m_gpuTarget = !isHostTarget() && session::TuningSession::isGpuTarget(m_target->currentText().trimmed());
     m_targetHost->setEnabled(m_gpuTarget);
+    const bool vta = !isHostTarget() && session::TuningSession::isVtaTarget(m_target->currentText());
+    if (vta != m_vtaTarget) {
+        m_vtaTarget = vta;
+        // A VTA is tuned as seed 004 does: AutoTVM on the quantized resnet (the zoo's other networks
+        // do not pack); its measurements come from the simulator here or a VTA device of a tracker.
+        if (vta) {
+            m_mode->setCurrentIndex(m_mode->findData(true));
+            if (!m_network->currentText().startsWith(QLatin1String("resnet")))
+                m_network->setCurrentIndex(std::max(0, m_network->findText(QStringLiteral("resnet-18"))));
+        }
+        applyMode();
+    }
     revalidate();
 }
 
@@ -499,6 +516,8 @@ void SetupWidget::revalidate() {
     QString err;
     if (!isHostTarget() && m_validateTarget)
         err = m_validateTarget(m_target->currentText().trimmed(), m_gpuTarget ? m_targetHost->text().trimmed() : QString());
+    if (err.isEmpty() && m_vtaTarget && !m_mode->currentData().toBool())
+        err = tr("A VTA target is tuned in AutoTVM mode (seed 004: the quantized network's VTA tasks)");
     m_targetError->setText(err);
     m_targetError->setVisible(!err.isEmpty());
     const QString shapesErr = m_onnx->text().trimmed().isEmpty() ? QString() : session::checkShapeBindings(m_model, shapeBindings());

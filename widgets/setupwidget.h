@@ -114,6 +114,7 @@ private:
     QCheckBox* m_winograd;
     QComboBox* m_target;
     QLineEdit* m_targetHost;
+    bool m_vtaTarget = false;  // a VTA target: AutoTVM mode only, measured by the simulator (local) or a VTA device (rpc)
     bool m_gpuTarget = false;  // the target is a GPU target: the host field applies (even while the panel is disabled)
     QLabel* m_targetError;
     QComboBox* m_mode;

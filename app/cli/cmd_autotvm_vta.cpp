@@ -3,12 +3,17 @@
 // workloads, or its residual blocks' add.vta / multiply.vta), each config measured on the VTA
 // simulator (engine/autotvm/vta_tune.h): the cost is SIMULATED time (cycle model at the target's
 // clock), not host time. The flow is seed 004's (TVM tune_alu_vta.py tune_tasks).
-//   autotvm vta-tune --workloads resnet-18[:C2,C5,...] | resnet-18-alu[:add_64x56x56,...]
+//   autotvm vta-tune --network resnet-18|resnet-50|... [--ops add,multiply|conv2d|...]
+//                    | --workloads resnet-18[:C2,C5,...] | resnet-18-alu[:add_64x56x56,...]
 //                    [--target sim|pynq|intelfocl|...] [--vta-config FILE]
 //                    [--tuner xgb|xgb_knob|xgb_rank|...|ga|random|gridsearch] [--n-trial N]
 //                    [--early-stopping N] [--n-parallel N] [--plan-size N] [--seed N] [--log FILE]
 //                    [--tracker HOST:PORT [--key KEY] [--number 5] [--repeat 3] [--timeout 60]
 //                     [--cooldown-interval 0.1]]
+//        network: seed 004's tasks of a zoo network (NCHW, batch 1): quantized (global_scale 8,
+//        skip_conv_layers [0]), graph-packed (nn.max_pool2d .. nn.global_avg_pool2d), the tasks of
+//        --ops (default add,multiply: the seed's) filtered (packed, not float) and merged (scalar rhs
+//        -> lhs's shape, deduplicated), printed as the seed prints them.
 //        workloads: C2..C11 of TVM's VTA conv2d benchmark, or the add/multiply of resnet-18's packed
 //        residual blocks (int32 operands; ALU tasks need --target sim or intelfocl, as TVM);
 //        a list after ':' keeps those.
@@ -24,6 +29,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -37,6 +43,7 @@
 #include "engine/record/record_io.h"
 #include "engine/support/error.h"
 #include "engine/support/process.h"
+#include "engine/tuning/tuning_job.h"
 #include "engine/vta/simulator.h"
 #include "engine/vta/vta_config.h"
 #include "engine/vta/vta_task.h"
@@ -96,6 +103,30 @@ std::vector<NamedVtaTask> selectTasks(const vta::VtaConfig& cfg, const std::stri
     } else {
         TB_USER_ERROR() << "--workloads: '" << set << "' is not a workload set (resnet-18, resnet-18-alu)";
     }
+    return tasks;
+}
+
+// Seed 004's extraction from a zoo network: "Extract tasks...", the filtered tasks, the merge.
+std::vector<NamedVtaTask> networkTasks(const vta::VtaConfig& cfg, const std::string& network, const std::string& opList) {
+    std::set<std::string> ops;
+    for (const QString& o : QString::fromStdString(opList).split(QLatin1Char(','), Qt::SkipEmptyParts))
+        ops.insert(o.trimmed().toStdString());
+    TB_USER_CHECK(!ops.empty()) << "--ops: no op named (add, multiply, conv2d)";
+    std::fprintf(stdout, "Extract tasks...\n");
+    tuning::NetworkSource src;
+    src.zooName = network;
+    src.layout = "NCHW";
+    const autotvm::VtaNetworkTasks ex = autotvm::extractVtaNetworkTasks(cfg, tuning::loadNetwork(src), ops);
+    std::fprintf(stdout, "Extracted %d tasks of %s; %d packed and not float\n", ex.extracted, opList.c_str(), ex.filtered);
+    std::vector<NamedVtaTask> tasks;
+    for (const auto& t : ex.tasks) {
+        const std::string name = "T" + std::to_string(tasks.size() + 1);
+        std::fprintf(stdout, "  %-4s %-18s x%-3d %s %s\n", name.c_str(), t.task.taskName.c_str(), t.count,
+                     t.workload.c_str(), t.task.args.dump().c_str());
+        tasks.push_back({name, t.task, t.workload});
+    }
+    std::fprintf(stdout, "After merged, final #tasks=%zu\n", tasks.size());
+    TB_USER_CHECK(!tasks.empty()) << "--network " << network << ": no VTA task of " << opList;
     return tasks;
 }
 
@@ -232,6 +263,9 @@ int runAutotvmVtaTune(const QStringList& args) {
         if (def) o.setDefaultValue(QString::fromLatin1(def));
         p.addOption(o);
     };
+    add("network", "seed 004: the VTA tasks of this zoo network, quantized and graph-packed (resnet-18, resnet-50, ...)",
+        "name");
+    add("ops", "--network: the ops whose tasks are extracted (add, multiply, conv2d)", "list", "add,multiply");
     add("workloads", "resnet-18[:C2,C5,...] (conv2d) or resnet-18-alu[:add_64x56x56,...] (add/multiply)", "set",
         "resnet-18");
     add("target", "VTA target (TVM vta_config.json TARGET): sim, pynq, intelfocl, ...", "target", "sim");
@@ -255,7 +289,14 @@ int runAutotvmVtaTune(const QStringList& args) {
     s.cfg = p.isSet(QStringLiteral("vta-config"))
                 ? vta::VtaConfig::fromFile(p.value(QStringLiteral("vta-config")).toStdString())
                 : vta::VtaConfig::forTarget(p.value(QStringLiteral("target")).toStdString());
-    const std::vector<NamedVtaTask> tasks = selectTasks(s.cfg, p.value(QStringLiteral("workloads")).toStdString());
+    std::vector<NamedVtaTask> tasks;
+    if (p.isSet(QStringLiteral("network"))) {
+        TB_USER_CHECK(!p.isSet(QStringLiteral("workloads"))) << "--network and --workloads exclude each other";
+        tasks = networkTasks(s.cfg, p.value(QStringLiteral("network")).toStdString(),
+                             p.value(QStringLiteral("ops")).toStdString());
+    } else {
+        tasks = selectTasks(s.cfg, p.value(QStringLiteral("workloads")).toStdString());
+    }
     s.tuner = p.value(QStringLiteral("tuner")).toStdString();
     autotvm::vtaTunerName(s.tuner);  // a bad name fails before anything is measured
     s.options.nTrial = positiveInt(p, "n-trial");

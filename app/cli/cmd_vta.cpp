@@ -168,32 +168,6 @@ int runVtaTasks(const QStringList& args) {
 
 // ---- --log: the best record per (task, workload) ------------------------------------------------
 
-// LOCAL, minimal: add.vta / multiply.vta args -> AluWorkload. vta::aluWorkloadFromArgs (being added
-// in vta_task.h) replaces this when merged; that one does not read a per-channel rhs yet.
-vta::AluWorkload localAluWorkloadFromArgs(const std::string& name, const nlohmann::ordered_json& args) {
-    auto tensor = [&](size_t k) {
-        TB_USER_CHECK(args.is_array() && args.size() == 2 && args[k].is_array() && args[k].size() == 3 &&
-                      args[k][0] == "TENSOR" && args[k][1].is_array() && args[k][2].is_string())
-            << name << ": args must be two [\"TENSOR\", shape, dtype]";
-        return vta::TensorArg{args[k][1].get<std::vector<int64_t>>(), args[k][2].get<std::string>()};
-    };
-    const vta::TensorArg lhs = tensor(0), rhs = tensor(1);
-    TB_USER_CHECK(lhs.shape.size() == 6) << name << ": the lhs is not a packed rank-6 tensor";
-    for (const auto* t : {&lhs, &rhs})
-        TB_USER_CHECK(t->dtype == "int8" || t->dtype == "int32") << name << ": dtype '" << t->dtype << "' (int8, int32)";
-    const auto& s = lhs.shape;
-    vta::AluWorkload wl;
-    wl.op = name == "add.vta" ? vta::AluOpKind::Add : vta::AluOpKind::Multiply;
-    wl.batch = int(s[0] * s[4]), wl.channels = int(s[1] * s[5]), wl.height = int(s[2]), wl.width = int(s[3]);
-    wl.lhsInt8 = lhs.dtype == "int8";
-    wl.rhsInt8 = rhs.dtype == "int8";
-    const std::vector<int64_t> perChannel{s[1], 1, 1, s[4], s[5]};
-    TB_USER_CHECK(rhs.shape.empty() || rhs.shape == s || rhs.shape == perChannel)
-        << name << ": the rhs shape is neither the lhs's, () nor per-channel " << tuple(perChannel);
-    wl.rhsBroadcast = rhs.shape == perChannel;
-    return wl;
-}
-
 std::string modelOf(const std::string& target) {
     const auto k = target.find("-model=");
     if (k == std::string::npos) return {};
@@ -224,7 +198,7 @@ BestRecords readBest(const std::string& path, const vta::VtaConfig& cfg) {
         try {
             vta::VtaWorkload wl;
             if (rec.taskName == "conv2d_packed.vta") wl = vta::conv2dWorkloadFromArgs(rec.args);
-            else wl = localAluWorkloadFromArgs(rec.taskName, rec.args);
+            else wl = vta::aluWorkloadFromArgs(rec.taskName, rec.args);
             const std::string key = lookupKey(rec.taskName, wl);
             const double cost = rec.meanCost();
             auto it = r.best.find(key);

@@ -6,6 +6,7 @@
 
 #include <QList>
 #include <QMetaType>
+#include <QMap>
 #include <QString>
 #include <QStringList>
 
@@ -30,6 +31,13 @@ struct AutotvmTaskRow {
     int failed = 0;              ///< configs that failed (error_no != 0)
     QString state;               ///< "pending", "tuning", "tuned", "stopped", "dead"
     QString error;               ///< why the task could not be created or tuned ("dead")
+    /// A VTA task (target "ext_dev ... -device=vta"): its costs are simulated time on the VTA
+    /// simulator (in process or an `rpc-server --device vta`), its speeds simulated GOPS.
+    bool simulated = false;
+    /// The VTA simulator's counters of the best config (TVM's stats() names: inp_load_nbytes,
+    /// wgt_load_nbytes, acc_load_nbytes, uop_load_nbytes, out_store_nbytes, gemm_counter,
+    /// alu_counter); empty for other tasks.
+    QMap<QString, qulonglong> bestCounters;
     bool operator==(const AutotvmTaskRow&) const = default;
 };
 
@@ -41,6 +49,7 @@ struct AutotvmTrial {
     double gflops = 0;           ///< 0 for a failed config
     double bestGflops = 0;       ///< the task's best after this trial (the best-so-far curve)
     int errorNo = 0;             ///< TVM MeasureErrorNO 0..8
+    QMap<QString, qulonglong> counters;  ///< the VTA simulator's counters of this config (VTA tasks)
 };
 
 }  // namespace tb::session

@@ -7,17 +7,20 @@
 
 #include <algorithm>
 #include <deque>
+#include <set>
 #include <thread>
 
 #include "app/session/engineadapter.h"
 #include "app/session/tuningworker.h"
 #include "engine/autotvm/task_extraction.h"
 #include "engine/autotvm/tuner.h"
+#include "engine/autotvm/vta_tune.h"
 #include "engine/measure/builder.h"
 #include "engine/measure/local_runner.h"
 #include "engine/record/record_io.h"
 #include "engine/support/error.h"
 #include "engine/tuning/tuning_job.h"
+#include "engine/vta/vta_task.h"
 
 namespace tb::session {
 
@@ -25,6 +28,11 @@ namespace {
 
 /// Thrown from the tuner's callback to end a task early on stop (its records are written).
 struct StopTuning {};
+
+/// The XGBoost tuners' plan_size for VTA tasks: their spaces are a few hundred configs and the
+/// window's n_trial is small, so the model is fitted after 16 measurements instead of TVM's 64
+/// (`autotvm vta-tune --plan-size`).
+constexpr int kVtaPlanSize = 16;
 
 /// A JSON value as Python's str() prints the same value (TVM prints entities with str()).
 std::string pyRepr(const nlohmann::ordered_json& v) {
@@ -76,6 +84,8 @@ struct AutotvmWorker::Engine {
     std::vector<AutotvmTaskRow> rows;  // a std::vector: references to a row stay valid
     std::unique_ptr<measure::LocalBuilder> builder;
     std::unique_ptr<measure::LocalRunner> runner;
+    autotvm::MeasureOption measure;    // builder + runner, or the VTA simulator's measure function
+    bool vta = false;                  // a VTA target: seed 004's tasks, simulated time
     std::unique_ptr<record::RecordWriter> writer;
     int nParallel = 1;
     int next = 0;                      // the next row to tune
@@ -105,6 +115,11 @@ void AutotvmWorker::start(const TuningJob& job, quint64 jobId) {
         auto e = std::make_unique<Engine>();
         e->job = job;
         e->jobId = jobId;
+        e->vta = vta::isVtaTargetString(job.target.toStdString());
+        if (e->vta) {
+            startVta(e);
+            return;
+        }
         e->target = tuning::resolveTarget(job.target.toStdString());
         if (!e->target.target.runsOnHost())
             throw UserError("AutoTVM mode measures on this machine; target '" + e->target.recordString +
@@ -150,6 +165,7 @@ void AutotvmWorker::start(const TuningJob& job, quint64 jobId) {
         // AutoTVM tasks share one runner: only "on" flushes (auto keeps TVM's default, warm).
         ro.enableCpuCacheFlush = job.cacheFlush == QLatin1String("on");
         e->runner = std::make_unique<measure::LocalRunner>(ro);
+        e->measure = {e->builder.get(), e->runner.get()};
         if (!job.logPath.isEmpty()) e->writer = std::make_unique<record::RecordWriter>(job.logPath.toStdString());
         e->nParallel = int(std::max(1u, std::thread::hardware_concurrency()));
         m_dags->resetJob(jobId, e->target.target, int(e->rows.size()));
@@ -169,6 +185,71 @@ void AutotvmWorker::start(const TuningJob& job, quint64 jobId) {
         fail(tr("Could not start AutoTVM tuning: %1").arg(QString::fromUtf8(ex.what())));
         return;
     }
+    scheduleTask();
+}
+
+void AutotvmWorker::startVta(std::unique_ptr<Engine>& e) {
+    const TuningJob& job = e->job;
+    const vta::VtaConfig cfg = vta::vtaConfigFromTargetString(job.target.toStdString());
+    if (!job.onnxPath.isEmpty()) throw UserError("VTA tuning quantizes zoo networks only");
+    Q_EMIT logMessage(tr("Quantizing %1 (int8, global scale 8, first conv kept float), packing it for VTA %2 "
+                         "(nn.max_pool2d .. nn.global_avg_pool2d) and extracting its VTA tasks…")
+                          .arg(job.network, adapter::qstr(cfg.model())));
+    tuning::NetworkSource src;
+    src.zooName = job.network.toStdString();
+    src.batch = job.batch;
+    src.layout = "NCHW";
+    std::set<std::string> ops{"conv2d"};
+    if (vta::vtaTargetHasAluOps(cfg)) ops.insert({"add", "multiply"});
+    const autotvm::VtaNetworkTasks ex = autotvm::extractVtaNetworkTasks(cfg, tuning::loadNetwork(src), ops);
+    for (const autotvm::VtaNetworkTask& t : ex.tasks) {
+        AutotvmTaskRow r;
+        r.id = int(e->rows.size());
+        r.taskName = adapter::qstr(t.task.taskName);
+        r.args = adapter::qstr(t.task.args.dump());
+        r.argsSummary = argsSummary(t.task.args);
+        r.simulated = true;
+        e->tasks.push_back(t.task);
+        r.spaceSize = t.task.space.size();
+        r.flop = t.task.flop;
+        r.nTrial = int(std::min<std::int64_t>(std::max(1, job.nTrial), t.task.space.size()));
+        r.state = QStringLiteral("pending");
+        e->taskOfRow.push_back(int(e->tasks.size()) - 1);
+        e->rows.push_back(r);
+    }
+    if (e->rows.empty()) throw UserError("network '" + src.zooName + "' has no VTA task");
+    QString measuredOn;
+    if (job.runner == QLatin1String("rpc")) {
+        measure::RpcRunnerOptions ro;
+        ro.trackerHost = job.trackerHost.toStdString();
+        ro.trackerPort = job.trackerPort;
+        ro.key = job.deviceKey.toStdString();
+        ro.number = job.number;
+        ro.repeat = job.repeat;
+        ro.minRepeatMs = job.minRepeatMs;
+        ro.timeoutS = job.timeoutS;
+        ro.trackerRetryTimeoutS = job.trackerRetryTimeoutS;
+        e->measure.measureFunction = autotvm::vtaRpcMeasureFunction(cfg, ro, std::uint32_t(job.seed));
+        measuredOn = tr("the VTA device '%1' of tracker %2:%3").arg(job.deviceKey, job.trackerHost).arg(job.trackerPort);
+    } else {
+        e->measure.measureFunction = autotvm::vtaSimMeasureFunction(cfg, std::uint32_t(job.seed));
+        measuredOn = tr("the VTA simulator in this process");
+    }
+    if (!job.logPath.isEmpty()) e->writer = std::make_unique<record::RecordWriter>(job.logPath.toStdString());
+    e->nParallel = 8;  // TVM's n_parallel for the seed's RPCRunner batches; the simulator is deterministic
+    m_dags->resetJob(e->jobId, codegen::Target::host(), int(e->rows.size()));
+    e->clock.start();
+    m_engine = std::move(e);
+    Q_EMIT logMessage(tr("%1 VTA task(s) (%2 extracted, %3 packed and not float, merged as seed 004); tuner %4, "
+                         "n_trial %5 per task, measured on %6 (costs are simulated time), log %7")
+                          .arg(m_engine->rows.size())
+                          .arg(ex.extracted)
+                          .arg(ex.filtered)
+                          .arg(job.tuner)
+                          .arg(job.nTrial)
+                          .arg(measuredOn, job.logPath));
+    Q_EMIT tasksAdded(QList<AutotvmTaskRow>(m_engine->rows.begin(), m_engine->rows.end()));
+    emitProgress();
     scheduleTask();
 }
 
@@ -227,7 +308,9 @@ void AutotvmWorker::runTask() {
                           .arg(row.nTrial));
     bool stopped = false;
     try {
-        std::unique_ptr<autotvm::Tuner> tuner = autotvm::makeTuner(e.job.tuner.toStdString(), task, e.job.seed);
+        std::unique_ptr<autotvm::Tuner> tuner =
+            e.vta ? autotvm::makeVtaTuner(e.job.tuner.toStdString(), task, e.job.seed, kVtaPlanSize)
+                  : autotvm::makeTuner(e.job.tuner.toStdString(), task, e.job.seed);
         autotvm::TuneOptions to;
         to.nTrial = row.nTrial;
         to.earlyStopping = std::max(0, e.job.earlyStopping);
@@ -236,13 +319,19 @@ void AutotvmWorker::runTask() {
                                             const std::vector<measure::MeasureResult>& results) {
             QList<AutotvmTrial> trials;
             for (size_t i = 0; i < configs.size(); ++i) {
-                if (e.writer) e.writer->append(autotvm::makeRecord(task, configs[i], results[i]));
+                if (e.writer) {
+                    if (e.vta)  // seed 004's log_to_file: also the scalar-rhs form of an lhs == rhs task
+                        for (const auto& rec : autotvm::logToFileRecords(task, configs[i], results[i])) e.writer->append(rec);
+                    else
+                        e.writer->append(autotvm::makeRecord(task, configs[i], results[i]));
+                }
                 AutotvmTrial m;
                 m.taskId = rowId;
                 m.trial = row.trials + int(i);
                 m.index = configs[i].index;
                 m.gflops = t.flops(results[i]) / 1e9;
                 m.errorNo = int(results[i].errorNo);
+                for (const auto& [name, value] : results[i].deviceCounters) m.counters.insert(adapter::qstr(name), value);
                 if (m.errorNo != 0) ++row.failed;
                 trials.append(m);
             }
@@ -259,6 +348,8 @@ void AutotvmWorker::runTask() {
                 row.bestIndex = b.index;
                 row.bestTrial = t.bestIter();
                 describeConfig(b, &row.bestConfig, &row.bestKnobs);
+                for (const auto& m : trials)
+                    if (m.index == b.index) row.bestCounters = m.counters;
                 try {
                     const autotvm::TemplateInstance inst = task.instantiate(b);
                     m_dags->setTask(rowId, inst.dag, task.taskName + " " + row.argsSummary.toStdString(), inst.state,
@@ -279,7 +370,7 @@ void AutotvmWorker::runTask() {
             }
             if (stopRequested.load()) throw StopTuning{};
         };
-        tuner->tune(to, {e.builder.get(), e.runner.get()}, {onBatch});
+        tuner->tune(to, e.measure, {onBatch});
     } catch (const StopTuning&) {
         stopped = true;
     } catch (const std::exception& ex) {

@@ -52,13 +52,16 @@ Q_SIGNALS:
     void failed(const QString& message);
 
 private:
+    struct Engine;
+    /// start() for a VTA target: seed 004's tasks of the quantized, graph-packed network, measured
+    /// on the simulator in process (runner "local") or on a VTA device through the tracker ("rpc").
+    void startVta(std::unique_ptr<Engine>& e);
     void scheduleTask();
     void runTask();
     void finish();
     void fail(const QString& message);
     void emitProgress();
 
-    struct Engine;
     std::unique_ptr<Engine> m_engine;
     std::shared_ptr<DagSource> m_dags;
     bool m_scheduled = false;

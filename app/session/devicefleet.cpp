@@ -82,14 +82,22 @@ int DeviceFleet::add(Kind kind, const std::string& key, int threads) {
     d.kind = kind;
     d.key = key;
     const int n = m_next[int(kind)]++;
-    if (kind == Kind::Local) {
-        TB_USER_CHECK(executable(m_paths.cli)) << "cannot find tunebench-cli to start a host server (looked for "
-                                               << m_paths.cli << ")";
-        d.name = "host server " + std::to_string(n);
-        d.log = m_paths.logDir + "/local-" + std::to_string(n) + ".log";
-        d.pid = spawnLogged({m_paths.cli, "rpc-server", "--tracker", m_tracker, "--key", key, "--host", m_host,
-                             "--num-threads", std::to_string(std::max(1, threads))},
-                            d.log);
+    if (kind == Kind::Local || kind == Kind::Vta) {
+        const bool vta = kind == Kind::Vta;
+        TB_USER_CHECK(executable(m_paths.cli)) << "cannot find tunebench-cli to start a " << (vta ? "VTA" : "host")
+                                               << " server (looked for " << m_paths.cli << ")";
+        d.name = (vta ? "VTA sim " : "host server ") + std::to_string(n);
+        d.log = m_paths.logDir + (vta ? "/vta-" : "/local-") + std::to_string(n) + ".log";
+        std::vector<std::string> argv{m_paths.cli, "rpc-server", "--tracker", m_tracker, "--key", key, "--host", m_host};
+        if (vta) {
+            static const char* kTargets[] = {"sim", "tsim", "pynq", "de10nano", "ultra96", "intelfocl"};
+            const bool named = std::find(std::begin(kTargets), std::end(kTargets), key) != std::end(kTargets);
+            for (const char* a : {"--device", "vta", "--vta-target"}) argv.emplace_back(a);
+            argv.push_back(named ? key : "intelfocl");
+        } else {
+            argv.insert(argv.end(), {"--num-threads", std::to_string(std::max(1, threads))});
+        }
+        d.pid = spawnLogged(argv, d.log);
     } else {
         // An emulated board (ARM under qemu, Mali on PoCL): one script per board, so that each board
         // can be stopped alone (the script stops its server on SIGTERM); each writes its board's log

@@ -3,7 +3,9 @@
 // A fleet of devices on this machine, each a separate child process that registers with one RPC
 // tracker (issue 21): sandboxed host servers (`tunebench-cli rpc-server --key local`), emulated
 // AArch64 boards (`scripts/arm-board -n 1 --key rasp4b-64`, qemu-aarch64) and emulated Mali boards
-// (`scripts/mali-board -n 1 --key rk3399`: a GPU device server on PoCL). Devices are added and
+// (`scripts/mali-board -n 1 --key rk3399`: a GPU device server on PoCL) and simulated VTA
+// accelerators (`tunebench-cli rpc-server --device vta --vta-target intelfocl --key intelfocl`: the
+// bit-exact VTA simulator, whose measurements are simulated time). Devices are added and
 // stopped one at a time, also while a tuning job measures on them. Plain C++ (no Qt): shared by
 // `tunebench-cli fleet up` and the window's tracker monitor, which drive it from one thread.
 
@@ -31,11 +33,11 @@ struct FleetPaths {
 
 class DeviceFleet {
 public:
-    enum class Kind { Local, Arm, Mali };
+    enum class Kind { Local, Arm, Mali, Vta };
     struct Device {
         int id = 0;            ///< 0, 1, 2... in the order added (never reused)
         Kind kind = Kind::Local;
-        std::string name;      ///< "host server 0", "ARM board 1", "Mali board 0"
+        std::string name;      ///< "host server 0", "ARM board 1", "Mali board 0", "VTA sim 0"
         std::string key;       ///< device key it registers under
         std::string log;       ///< its log file
         pid_t pid = -1;        ///< -1 once it ended or was stopped
@@ -50,7 +52,8 @@ public:
     DeviceFleet& operator=(const DeviceFleet&) = delete;
 
     /// Starts one device of `kind` under `key` (host servers run `threads` worker threads; boards
-    /// one) and returns its id. Throws tb::UserError when the program is missing, the key is bad or
+    /// one; a VTA device simulates TVM's default config of the VTA TARGET named `key` when that is
+    /// one (pynq, intelfocl, sim, ...), else of intelfocl, the target seed 004 tunes) and returns its id. Throws tb::UserError when the program is missing, the key is bad or
     /// the process cannot be started.
     int add(Kind kind, const std::string& key, int threads = 1);
     /// SIGTERM to device `id`, SIGKILL after `graceS` seconds; false when it is not running.
@@ -70,7 +73,7 @@ private:
     FleetPaths m_paths;
     std::string m_tracker, m_host;
     std::vector<Device> m_devices;
-    int m_next[3] = {0, 0, 0};  // per kind, for names
+    int m_next[4] = {0, 0, 0, 0};  // per kind, for names
 };
 
 }  // namespace tb::session

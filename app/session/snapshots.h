@@ -115,6 +115,7 @@ struct FleetDeviceRow {
     QString name;             ///< "ARM board 0", "host server 1", "Mali board 0" (English: the engine's names)
     bool arm = false;         ///< an emulated AArch64 board (else a sandboxed host server)
     bool mali = false;        ///< an emulated Mali board: a PoCL GPU device server (scripts/mali-board)
+    bool vta = false;         ///< a simulated VTA (rpc-server --device vta): measurements are simulated time
     QString key;              ///< device key
     qint64 pid = -1;          ///< -1 once it ended
     QString ended;            ///< how it ended; empty while running

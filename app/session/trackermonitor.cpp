@@ -87,6 +87,7 @@ public:
             if (!m_fleet) m_fleet = std::make_unique<DeviceFleet>(fleetPaths, tracker);
             const QString key = kind == DeviceFleet::Kind::Arm    ? TrackerMonitor::armKey()
                                 : kind == DeviceFleet::Kind::Mali ? TrackerMonitor::maliKey()
+                                : kind == DeviceFleet::Kind::Vta  ? TrackerMonitor::vtaKey()
                                                                   : TrackerMonitor::hostKey();
             m_fleet->add(kind, key.toStdString());
         } catch (const std::exception& e) {
@@ -108,6 +109,7 @@ public:
                 r.name = QString::fromStdString(d.name);
                 r.arm = d.kind == DeviceFleet::Kind::Arm;
                 r.mali = d.kind == DeviceFleet::Kind::Mali;
+                r.vta = d.kind == DeviceFleet::Kind::Vta;
                 r.key = QString::fromStdString(d.key);
                 r.pid = d.pid;
                 r.ended = QString::fromStdString(d.ended);
@@ -310,6 +312,10 @@ void TrackerMonitor::addDevice(bool arm) {
 }
 void TrackerMonitor::addMaliBoard() {
     QMetaObject::invokeMethod(m_poller, [p = m_poller] { p->addDevice(DeviceFleet::Kind::Mali); });
+}
+
+void TrackerMonitor::addVtaDevice() {
+    QMetaObject::invokeMethod(m_poller, [p = m_poller] { p->addDevice(DeviceFleet::Kind::Vta); });
 }
 void TrackerMonitor::stopDevice(int id) {
     QMetaObject::invokeMethod(m_poller, [p = m_poller, id] { p->stopDevice(id); });

@@ -47,6 +47,8 @@ public:
     static QString armKey() { return QStringLiteral("rasp4b-64"); }
     /// Device key of the fleet's emulated Mali boards (scripts/mali-board's default, seed 003's RK3399).
     static QString maliKey() { return QStringLiteral("rk3399"); }
+    /// Device key of the fleet's simulated VTA accelerators (seed 004's intelfocl target).
+    static QString vtaKey() { return QStringLiteral("intelfocl"); }
 
 public Q_SLOTS:
     void connectTo(const QString& host, int port);
@@ -62,6 +64,8 @@ public Q_SLOTS:
     void addDevice(bool arm);
     /// Adds one emulated Mali board (scripts/mali-board: a PoCL GPU device server, key maliKey()).
     void addMaliBoard();
+    /// Adds one simulated VTA (`rpc-server --device vta`, key vtaKey(): the intelfocl config).
+    void addVtaDevice();
     /// Stops fleet device `id` (SIGTERM, then SIGKILL after 10 s): a candidate it was measuring
     /// gets an error record and tuning goes on with the other devices.
     void stopDevice(int id);

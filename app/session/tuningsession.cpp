@@ -10,6 +10,7 @@
 #include "app/session/autotvmworker.h"
 #include "app/session/benchworker.h"
 #include "app/session/tuningworker.h"
+#include "engine/vta/vta_task.h"
 #include "engine/codegen/target.h"
 #include "engine/graph/zoo.h"
 
@@ -44,8 +45,10 @@ QStringList TuningSession::networkNames() {
 
 QString TuningSession::validateTarget(const QString& target, const QString& host) {
     try {
-        // What buildTuner parses (tuning::resolveTarget): the target with its host.
-        codegen::Target::parse(target.toStdString(), host.toStdString());
+        // A VTA target names a VTA config (AutoTVM mode); others are what buildTuner parses
+        // (tuning::resolveTarget): the target with its host.
+        if (isVtaTarget(target)) vta::vtaConfigFromTargetString(target.toStdString());
+        else codegen::Target::parse(target.toStdString(), host.toStdString());
         return {};
     } catch (const std::exception& e) {
         return QString::fromUtf8(e.what());
@@ -58,6 +61,15 @@ bool TuningSession::isGpuTarget(const QString& target) {
     } catch (const std::exception&) {
         return false;
     }
+}
+
+bool TuningSession::isVtaTarget(const QString& target) { return vta::isVtaTargetString(target.trimmed().toStdString()); }
+
+QStringList TuningSession::vtaTargetPresets() {
+    QStringList out;
+    for (const char* t : {"sim", "intelfocl", "pynq"})
+        out.append(QString::fromStdString(vta::vtaTargetString(vta::VtaConfig::forTarget(t))));
+    return out;
 }
 
 QStringList TuningSession::autotvmTunerNames() { return AutotvmWorker::tunerNames(); }

@@ -37,6 +37,12 @@ public:
     /// True when `target` parses as a GPU target (cuda, opencl): it takes a target host and its
     /// tasks show kernel source.
     static bool isGpuTarget(const QString& target);
+    /// True for TVM's VTA target form ("ext_dev -keys=vta,cpu -device=vta -model=..."): tuned in
+    /// AutoTVM mode (seed 004's tasks of the quantized, graph-packed network, simulated time).
+    static bool isVtaTarget(const QString& target);
+    /// The VTA targets the window offers: TVM's target strings of the default configs of the
+    /// simulator, intelfocl (seed 004's ALU tasks exist for these two) and pynq.
+    static QStringList vtaTargetPresets();
     /// The AutoTVM tuners the window offers (TVM's tutorial names: "xgb", "ga", "random", ...).
     static QStringList autotvmTunerNames();
 

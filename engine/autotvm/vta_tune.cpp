@@ -5,7 +5,10 @@
 #include <memory>
 #include <vector>
 
+#include "engine/graph/passes/quantize.h"
 #include "engine/support/error.h"
+#include "engine/vta/graph_pack.h"
+#include "engine/vta/vta_network.h"
 #include "engine/vta/vta_task.h"
 
 namespace tb::autotvm {
@@ -58,6 +61,31 @@ Task makeVtaDenseTask(const vta::VtaConfig& cfg, const vta::DenseWorkload& wl) {
 Task makeVtaAluTask(const vta::VtaConfig& cfg, const vta::AluWorkload& wl, bool scalarRhs) {
     return makeTask(cfg, vta::aluTemplateName(wl.op), vta::aluTaskArgs(cfg, wl, scalarRhs), vta::aluConfigSpace(wl, cfg),
                     double(wl.batch) * wl.channels * wl.height * wl.width);
+}
+
+VtaNetworkTasks extractVtaNetworkTasks(const vta::VtaConfig& cfg, const graph::Graph& network,
+                                       const std::set<std::string>& ops) {
+    TB_USER_CHECK(!(ops.count("add") || ops.count("multiply")) || vta::vtaTargetHasAluOps(cfg))
+        << "VTA " << cfg.target << " has no ALU-only operators (add.vta/multiply.vta exist for sim and intelfocl)";
+    const graph::Graph packed = vta::graphPack(graph::quantize(network), cfg.batch(), cfg.blockOut(), cfg.wgtWidth());
+    const vta::TaskExtraction ex = vta::extractVtaTasks(packed, cfg, ops);
+    VtaNetworkTasks out;
+    out.extracted = ex.extracted;
+    out.filtered = ex.filtered;
+    for (const vta::VtaNetTask& t : ex.tasks) {
+        VtaNetworkTask n;
+        if (t.conv) {
+            n.task = makeVtaConv2dTask(cfg, *t.conv);
+            n.workload = vta::workloadStr(*t.conv);
+        } else {
+            TB_CHECK(t.alu.has_value()) << "extracted VTA task " << t.name << " has no workload";
+            n.task = makeVtaAluTask(cfg, *t.alu);  // the seed merged a scalar rhs into lhs's shape
+            n.workload = vta::workloadStr(*t.alu);
+        }
+        n.count = t.count;
+        out.tasks.push_back(std::move(n));
+    }
+    return out;
 }
 
 std::vector<record::AutoTvmRecord> logToFileRecords(const Task& task, const ConfigEntity& config,

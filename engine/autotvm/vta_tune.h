@@ -33,11 +33,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "engine/autotvm/task.h"
 #include "engine/measure/rpc_runner.h"
 #include "engine/autotvm/tuner.h"
+#include "engine/graph/graph.h"
 #include "engine/vta/vta_config.h"
 #include "engine/vta/vta_program.h"
 #include "engine/vta/vta_schedule.h"
@@ -55,6 +58,29 @@ Task makeVtaDenseTask(const vta::VtaConfig& cfg, const vta::DenseWorkload& wl);
 /// Throws tb::UserError when the workload is invalid for cfg or cfg's target has no ALU-only
 /// operators (vta::vtaTargetHasAluOps: sim and intelfocl).
 Task makeVtaAluTask(const vta::VtaConfig& cfg, const vta::AluWorkload& wl, bool scalarRhs = false);
+
+/// One task of a network as seed 004 tunes it.
+struct VtaNetworkTask {
+    Task task;
+    std::string workload;  ///< the workload in words (vta::workloadStr: "conv2d_packed 1x64x56x56 -> 64 ...")
+    int count = 0;         ///< occurrences in the packed graph (the merged tasks' together)
+};
+/// Seed 004's task list of a network.
+struct VtaNetworkTasks {
+    int extracted = 0;  ///< tasks of the requested ops before the filter
+    int filtered = 0;   ///< after the packed (rank > 4) and non-float filter ("Extracted N alu tasks")
+    std::vector<VtaNetworkTask> tasks;  ///< after the scalar-rhs merge and dedupe, first-occurrence order
+};
+
+/// Seed 004's compile_network + extract_from_program + filter + merge: graph::quantize of the
+/// float NCHW `network` (qconfig global_scale 8.0, skip_conv_layers [0]), vta::graphPack between
+/// nn.max_pool2d and nn.global_avg_pool2d at cfg's BATCH / BLOCK_OUT / WGT_WIDTH,
+/// vta::extractVtaTasks for `ops` (a subset of {"add", "multiply", "conv2d"}), each task made
+/// with makeVtaConv2dTask / makeVtaAluTask. Throws tb::UserError when the network does not
+/// quantize or pack (quantize.h, graph_pack.h name the node), for an unknown op, or for ALU ops
+/// on a target without them (vta::vtaTargetHasAluOps).
+VtaNetworkTasks extractVtaNetworkTasks(const vta::VtaConfig& cfg, const graph::Graph& network,
+                                       const std::set<std::string>& ops);
 
 /// The records seed 004's log_to_file writes for one measured config: makeRecord, and when the
 /// task's args are two equal operands a second record with rhs = ["TENSOR", [], dtype]

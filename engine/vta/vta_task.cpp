@@ -62,6 +62,27 @@ std::string vtaTargetString(const VtaConfig& cfg) {
     return "ext_dev -keys=vta,cpu -device=vta -model=" + cfg.model();
 }
 
+bool isVtaTargetString(const std::string& target) {
+    return target.rfind("ext_dev", 0) == 0 && target.find("-device=vta") != std::string::npos;
+}
+
+VtaConfig vtaConfigFromTargetString(const std::string& target) {
+    TB_USER_CHECK(isVtaTargetString(target))
+        << "'" << target << "' is not a VTA target (TVM's form: \"ext_dev -keys=vta,cpu -device=vta -model=<TARGET>_<BITSTREAM>\")";
+    const auto at = target.find("-model=");
+    TB_USER_CHECK(at != std::string::npos) << "VTA target '" << target << "' has no -model=<TARGET>_<BITSTREAM>";
+    std::string model = target.substr(at + 7);
+    model = model.substr(0, model.find(' '));
+    const auto underscore = model.find('_');
+    TB_USER_CHECK(underscore != std::string::npos && underscore > 0)
+        << "VTA target '" << target << "': -model=" << model << " is not <TARGET>_<BITSTREAM>";
+    VtaConfig cfg = VtaConfig::forTarget(model.substr(0, underscore));
+    TB_USER_CHECK(cfg.model() == model) << "VTA target '" << target << "': -model=" << model
+                                        << " is not the default config of " << cfg.target << " (" << cfg.model()
+                                        << "); give its vta_config.json instead";
+    return cfg;
+}
+
 ojson conv2dTaskArgs(const VtaConfig& cfg, const Conv2dWorkload& wl) {
     wl.validate(cfg);
     const int B = cfg.batch(), BI = cfg.blockIn(), BO = cfg.blockOut();
@@ -95,9 +116,10 @@ Conv2dWorkload conv2dWorkloadFromArgs(const ojson& args, VtaConfig* shapeCfg) {
     TB_USER_CHECK(pad.is_array() && (pad.size() == 2 || pad.size() == 4))
         << task << ": padding must be [h, w] or [top, left, bottom, right], got " << pad.dump();
     const auto [hp, wp] = intPair(task, ojson::array({pad[0], pad[1]}), "padding");
-    if (pad.size() == 4)
+    if (pad.size() == 4) {
         TB_USER_CHECK(pad[2] == pad[0] && pad[3] == pad[1])
             << task << ": asymmetric padding " << pad.dump() << " is not supported";
+    }
     TB_USER_CHECK(args[5] == packedLayout(cfg))
         << task << ": layout " << args[5].dump() << " does not match the packed shapes (" << packedLayout(cfg) << ")";
     Conv2dWorkload wl;
@@ -132,8 +154,13 @@ ojson aluTaskArgs(const VtaConfig& cfg, const AluWorkload& wl, bool scalarRhs) {
         << "' has no ALU-only operators (TVM offloads add/multiply for sim and intelfocl only)";
     const int B = cfg.batch(), BO = cfg.blockOut();
     const std::vector<int> shape = {wl.batch / B, wl.channels / BO, wl.height, wl.width, B, BO};
-    return ojson::array({tensorArg(shape, wl.lhsInt8 ? "int8" : "int32"),
-                         tensorArg(scalarRhs ? std::vector<int>{} : shape, wl.rhsInt8 ? "int8" : "int32")});
+    TB_USER_CHECK(!(scalarRhs && wl.rhsBroadcast))
+        << aluTemplateName(wl.op) << ": a rhs is either a scalar or a per-channel constant, not both";
+    // graph_pack's per-channel constant: (C/BO, 1, 1, B, BO), broadcast over batch blocks, rows, columns.
+    const std::vector<int> rhs = scalarRhs ? std::vector<int>{}
+                                 : wl.rhsBroadcast ? std::vector<int>{wl.channels / BO, 1, 1, B, BO}
+                                                   : shape;
+    return ojson::array({tensorArg(shape, wl.lhsInt8 ? "int8" : "int32"), tensorArg(rhs, wl.rhsInt8 ? "int8" : "int32")});
 }
 
 AluWorkload aluWorkloadFromArgs(const std::string& taskName, const ojson& args, VtaConfig* shapeCfg, bool* scalarRhs) {
@@ -146,10 +173,18 @@ AluWorkload aluWorkloadFromArgs(const std::string& taskName, const ojson& args, 
     if (scalar) {
         TB_USER_CHECK(args[1][0] == "TENSOR" && (args[1][2] == "int8" || args[1][2] == "int32"))
             << task << ": the scalar rhs must be [\"TENSOR\", [], \"int8\"|\"int32\"], got " << args[1].dump();
-    } else {
+    }
+    const bool perChannel = !scalar && args[1].is_array() && args[1].size() == 3 && args[1][1].is_array() &&
+                            args[1][1].size() == 5;
+    if (perChannel) {
+        const std::vector<int> r = tensorShape(task, args[1], 5, "rhs", true);
+        TB_USER_CHECK(r == std::vector<int>({l[1], 1, 1, l[4], l[5]}))
+            << task << ": the per-channel rhs shape " << args[1][1].dump() << " is not (C/BLOCK, 1, 1, BATCH, BLOCK) of "
+            << "the lhs " << args[0][1].dump();
+    } else if (!scalar) {
         const std::vector<int> r = tensorShape(task, args[1], 6, "rhs", true);
         TB_USER_CHECK(r == l) << task << ": the rhs shape " << args[1][1].dump() << " is neither the lhs's "
-                              << args[0][1].dump() << " nor [] (a scalar)";
+                              << args[0][1].dump() << ", a per-channel (C/BLOCK, 1, 1, BATCH, BLOCK) nor [] (a scalar)";
     }
     const VtaConfig cfg = shapeConfig(task, l[4], l[5], l[5]);
     AluWorkload wl;
@@ -157,6 +192,7 @@ AluWorkload aluWorkloadFromArgs(const std::string& taskName, const ojson& args, 
     wl.batch = l[0] * l[4], wl.channels = l[1] * l[5], wl.height = l[2], wl.width = l[3];
     wl.lhsInt8 = args[0][2] == "int8";
     wl.rhsInt8 = args[1][2] == "int8";
+    wl.rhsBroadcast = perChannel;
     wl.validate(cfg);
     if (shapeCfg) *shapeCfg = cfg;
     if (scalarRhs) *scalarRhs = scalar;

@@ -48,6 +48,15 @@ inline constexpr const char* kMultiplyTask = "multiply.vta";
 /// TVM's VTA target string for `cfg`: "ext_dev -keys=vta,cpu -device=vta -model=sim_1x16_i8w8a32_15_15_18_17".
 std::string vtaTargetString(const VtaConfig& cfg);
 
+/// True for a target string of TVM's VTA form ("ext_dev ... -device=vta ...").
+bool isVtaTargetString(const std::string& target);
+/// The VTA config a target string names, for the window and CLIs that take a target: TVM's
+/// defaults of the TARGET in "-model=<TARGET>_<BITSTREAM>" (VtaConfig::forTarget), which must give
+/// back exactly that model. Throws tb::UserError naming the problem when the string is not of
+/// the VTA form, has no -model, names an unknown TARGET, or a model that is not the default
+/// config of its TARGET (a custom vta_config.json must be given as a file instead).
+VtaConfig vtaConfigFromTargetString(const std::string& target);
+
 /// The record args of a conv2d_packed.vta / dense_packed.vta task (file comment). Throws
 /// tb::UserError when the workload is invalid for `cfg`.
 nlohmann::ordered_json conv2dTaskArgs(const VtaConfig& cfg, const Conv2dWorkload& wl);
@@ -62,15 +71,18 @@ DenseWorkload denseWorkloadFromArgs(const nlohmann::ordered_json& args, VtaConfi
 
 /// The record args of an add.vta / multiply.vta task (file comment): lhs and rhs packed tensors of
 /// the workload's shape with dtype int8 or int32 (AluWorkload::lhsInt8 / rhsInt8); with
-/// `scalarRhs` the rhs is ["TENSOR", [], dtype]. Throws tb::UserError when the workload is invalid
-/// for `cfg`.
+/// `scalarRhs` the rhs is ["TENSOR", [], dtype]; with AluWorkload::rhsBroadcast it is graph_pack's
+/// per-channel constant ["TENSOR", [C/BLOCK, 1, 1, BATCH, BLOCK], dtype] (a batch-norm scale or
+/// shift inside the packed region). Throws tb::UserError when the workload is invalid for `cfg`, or
+/// for a scalar and per-channel rhs at once.
 nlohmann::ordered_json aluTaskArgs(const VtaConfig& cfg, const AluWorkload& wl, bool scalarRhs = false);
 /// Reads add.vta / multiply.vta args back (`taskName` picks the operation). A scalar rhs (shape
 /// []) gives the workload of seed 004's merged task (rhs of the lhs's shape, the scalar's dtype);
 /// `scalarRhs`, when given, tells which form was read. Throws tb::UserError naming the problem:
 /// another task name, not two args, a tensor that is not int8/int32 (float32 ALU tasks stay on the
 /// CPU in TVM, seed 004 filters them out), an lhs that is not a packed rank-6 tensor (TVM's
-/// schedule_alu_packed offloads only those), an rhs shape that is neither the lhs's nor [], a
+/// schedule_alu_packed offloads only those), an rhs shape that is neither the lhs's, the per-channel
+/// (C/BLOCK, 1, 1, BATCH, BLOCK) (read as rhsBroadcast) nor [], a
 /// non-power-of-two BATCH or BLOCK.
 AluWorkload aluWorkloadFromArgs(const std::string& taskName, const nlohmann::ordered_json& args,
                                 VtaConfig* shapeCfg = nullptr, bool* scalarRhs = nullptr);

@@ -4,7 +4,10 @@
 // after another, the rows carry trials / n_trial and Current/Best GFLOPS, the per-trial best-so-far
 // curve never falls, the best config is printed as TVM prints a ConfigEntity, every measured config
 // is one AutoTVM v0.2 record in the log, the best config's loop nest reaches the DAG view, stop
-// and pause act after a batch, and a bad tuner name fails the job.
+// and pause act after a batch, and a bad tuner name fails the job. With a VTA target (issue 14,
+// seed 004): the quantized, graph-packed resnet-18's VTA tasks are tuned on the simulator, in
+// process and on a VTA device the fleet starts (`rpc-server --device vta`), with simulated GOPS
+// and the simulator's counters per trial.
 #include <QFile>
 #include <QHash>
 #include <QJsonArray>
@@ -14,7 +17,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "app/session/trackermonitor.h"
 #include "app/session/tuningsession.h"
+#include "tests/session/fleetwait.h"
 #include "tests/signalwait.h"
 
 using namespace tb;
@@ -192,6 +197,127 @@ private Q_SLOTS:
         const auto last = updated.last().at(0).value<QList<AutotvmTaskRow>>();
         QCOMPARE(last.size(), 1);
         QCOMPARE(last[0].state, QStringLiteral("stopped"));
+    }
+
+    // Issue 14: a VTA target tunes seed 004's tasks of the quantized, graph-packed resnet-18 (the
+    // conv2d_packed.vta tasks and, intelfocl having ALU-only ops, the merged add.vta/multiply.vta
+    // tasks) on the in-process simulator: rows are simulated, each trial brings TVM's simulator
+    // counters, the records carry TVM's VTA target, and an lhs == rhs task is logged twice (seed
+    // 004's log_to_file: the scalar-rhs form too).
+    void testVtaTargetTunesSeed004Tasks() {
+        const QStringList presets = TuningSession::vtaTargetPresets();
+        QCOMPARE(presets.size(), 3);
+        const QString intelfocl = presets[1];
+        QVERIFY2(intelfocl.startsWith(QStringLiteral("ext_dev -keys=vta,cpu -device=vta -model=intelfocl_")),
+                 qPrintable(intelfocl));
+        QVERIFY(TuningSession::isVtaTarget(intelfocl));
+        QVERIFY(TuningSession::validateTarget(intelfocl).isEmpty());
+        QVERIFY(TuningSession::validateTarget(QStringLiteral("ext_dev -device=vta -model=intelfocl_junk")).contains(
+            QStringLiteral("not the default config")));
+
+        QTemporaryDir dir;
+        const QString logPath = dir.filePath(QStringLiteral("vta.log"));
+        session::TuningJob job = autotvmJob(logPath, QStringLiteral("random"), 2);
+        job.network = QStringLiteral("resnet-18");
+        job.target = intelfocl;
+        TuningSession s;
+        QSignalSpy added(&s, &TuningSession::autotvmTasksAdded);
+        QSignalSpy updated(&s, &TuningSession::autotvmTasksUpdated);
+        QSignalSpy trials(&s, &TuningSession::autotvmTrialsAvailable);
+        QSignalSpy finished(&s, &TuningSession::tuningFinished);
+        QSignalSpy failed(&s, &TuningSession::tuningFailed);
+        s.start(job);
+        QVERIFY(waitFor(finished, 1, 600000));
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed[0][0].toString()));
+        const auto rows = latestRows(added, updated);
+        // resnet-18's packed region: 11 distinct conv2d_packed workloads, 9 ALU tasks after the merge
+        // (tst_vta_network derives both).
+        int convs = 0, alus = 0;
+        for (const auto& r : rows) {
+            QVERIFY(r.simulated);
+            QCOMPARE(r.state, QStringLiteral("tuned"));
+            QCOMPARE(r.trials, 2);
+            convs += r.taskName == QLatin1String("conv2d_packed.vta");
+            alus += r.taskName == QLatin1String("add.vta") || r.taskName == QLatin1String("multiply.vta");
+            if (r.bestIndex >= 0) {
+                QVERIFY2(r.bestCounters.value(QStringLiteral("out_store_nbytes")) > 0, qPrintable(r.taskName));
+                QVERIFY(r.bestGflops > 0);
+            }
+        }
+        QCOMPARE(convs, 11);
+        QCOMPARE(alus, 9);
+        const QList<AutotvmTrial> all = allTrials(trials);
+        QCOMPARE(all.size(), 40);
+        int withCounters = 0;
+        for (const auto& t : all) {
+            if (t.errorNo != 0) continue;
+            ++withCounters;
+            const bool conv = rows[t.taskId].taskName == QLatin1String("conv2d_packed.vta");
+            // A conv runs GEMMs (and its requantize epilogue on the ALU); an ALU task only ALU ops.
+            QVERIFY(t.counters.value(QStringLiteral("alu_counter")) > 0);
+            QCOMPARE(t.counters.value(QStringLiteral("gemm_counter")) > 0, conv);
+        }
+        QVERIFY(withCounters > 0);
+        const QList<QJsonArray> records = readRecords(logPath);
+        QVERIFY(records.size() > all.size());  // the scalar-rhs duplicates
+        int scalar = 0;
+        for (const auto& in : records) {
+            QCOMPARE(in[0].toString(), intelfocl);
+            const QJsonArray args = in[2].toArray();
+            if (args.size() == 2 && args[1].toArray()[1].toArray().isEmpty()) ++scalar;
+        }
+        QCOMPARE(records.size(), all.size() + scalar);
+    }
+
+    // The same job measured on a VTA device of a tracker: the fleet starts `tunebench-cli
+    // rpc-server --device vta --key intelfocl` registering with the monitor's local tracker, and
+    // the window's runner "rpc" sends every config's VTA program there; the counters come back.
+    void testVtaDeviceThroughTheTracker() {
+        session::TrackerMonitor monitor;
+        QTemporaryDir logs;
+        monitor.setFleetPaths(QStringLiteral(TB_CLI_PATH), {}, {}, logs.path());
+        QSignalSpy queue(&monitor, &session::TrackerMonitor::queueChanged);
+        QSignalSpy fleet(&monitor, &session::TrackerMonitor::fleetChanged);
+        QSignalSpy started(&monitor, &session::TrackerMonitor::localTrackerStarted);
+        monitor.addVtaDevice();
+        QVERIFY(waitFor(started, 1, 30000));
+        const int port = started[0][1].toInt();
+        QVERIFY(tb::test::waitForServers(queue, session::TrackerMonitor::vtaKey(), 1));
+        const auto devices = fleet.last()[0].value<QList<session::FleetDeviceRow>>();
+        QCOMPARE(devices.size(), 1);
+        QVERIFY(devices[0].vta);
+        QCOMPARE(devices[0].key, session::TrackerMonitor::vtaKey());
+
+        QTemporaryDir dir;
+        session::TuningJob job = autotvmJob(dir.filePath(QStringLiteral("vta_rpc.log")), QStringLiteral("random"), 1);
+        job.network = QStringLiteral("resnet-18");
+        job.target = TuningSession::vtaTargetPresets()[1];
+        job.runner = QStringLiteral("rpc");
+        job.trackerHost = QStringLiteral("127.0.0.1");
+        job.trackerPort = port;
+        job.deviceKey = QStringLiteral("intelfocl");
+        job.timeoutS = 60;
+        TuningSession s;
+        QSignalSpy trials(&s, &TuningSession::autotvmTrialsAvailable);
+        QSignalSpy finished(&s, &TuningSession::tuningFinished);
+        QSignalSpy failed(&s, &TuningSession::tuningFailed);
+        QSignalSpy log(&s, &TuningSession::logMessage);
+        s.start(job);
+        QVERIFY(waitFor(finished, 1, 600000));
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed[0][0].toString()));
+        bool saidDevice = false;
+        for (const auto& l : log) saidDevice = saidDevice || l[0].toString().contains(QStringLiteral("VTA device 'intelfocl'"));
+        QVERIFY(saidDevice);
+        const QList<AutotvmTrial> all = allTrials(trials);
+        QCOMPARE(all.size(), 20);
+        int measured = 0;
+        for (const auto& t : all)
+            if (t.errorNo == 0) {
+                ++measured;
+                QVERIFY(t.counters.value(QStringLiteral("alu_counter")) > 0);  // came back over RPC
+            }
+        QVERIFY(measured > 0);
+        monitor.stopAll();
     }
 
     void testUnknownTunerFails() {

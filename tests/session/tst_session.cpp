@@ -14,6 +14,7 @@
 
 #include "app/session/trackermonitor.h"
 #include "app/session/tuningsession.h"
+#include "tests/session/fleetwait.h"
 #include "widgets/models/fleetmodel.h"
 
 using namespace tb;
@@ -518,15 +519,7 @@ private Q_SLOTS:
         monitor.startDeviceFleet(2, 0);
         QVERIFY(waitFor(started, 1, 30000));
         const int port = started[0][1].toInt();
-        const auto servers = [&](const QList<QVariant>& args) {
-            int n = 0;
-            for (const auto& srv : args[0].value<session::DeviceQueueSnapshot>().servers)
-                n += srv.key == QLatin1String("server:local") ? 1 : 0;
-            return n;
-        };
-        QDeadlineTimer deadline(60000);
-        while ((queue.isEmpty() || servers(queue.last()) < 2) && !deadline.hasExpired()) queue.wait(2000);
-        QVERIFY(!queue.isEmpty() && servers(queue.last()) == 2);
+        QVERIFY(tb::test::waitForServers(queue, QStringLiteral("local"), 2));
         QVERIFY(!fleet.isEmpty());
         QCOMPARE(fleet.last()[0].value<QList<session::FleetDeviceRow>>().size(), 2);
 
@@ -616,7 +609,7 @@ private Q_SLOTS:
         const auto rows = fleet.last()[0].value<QList<session::FleetDeviceRow>>();
         QCOMPARE(rows[0].ended, QStringLiteral("stopped"));
         QVERIFY(rows[1].pid > 0);
-        QTRY_VERIFY_WITH_TIMEOUT(servers(queue.last()) == 1, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(tb::test::serversOfKey(queue, QStringLiteral("local")) == 1, 20000);
         monitor.stopAll();
     }
 

@@ -69,7 +69,7 @@ private Q_SLOTS:
         double best = 0;
         for (int i = 0; i < 4; ++i) {
             best = std::max(best, gflops[i]);
-            trials.append({0, i, 10 + i, gflops[i], best, 0});
+            trials.append({0, i, 10 + i, gflops[i], best, 0, {}});
         }
         trials[1].errorNo = 4;  // a failed config is drawn apart
         trials[1].gflops = 0;
