@@ -99,6 +99,9 @@ int main(int argc, char** argv) {
     QCommandLineOption lang(QStringLiteral("lang"), QStringLiteral("User interface language: en or zh_CN (default: the system's)."),
                             QStringLiteral("LOCALE"));
     QCommandLineOption noTracker(QStringLiteral("no-tracker"), QStringLiteral("Do not start the local tracker and server."));
+    QCommandLineOption fleetVta(QStringLiteral("fleet-vta"),
+                                QStringLiteral("Simulated VTA devices to start (rpc-server --device vta, key intelfocl; default 0)."),
+                                QStringLiteral("N"), QStringLiteral("0"));
     QCommandLineOption fleetArm(QStringLiteral("fleet-arm"),
                                 QStringLiteral("Start N emulated ARM boards (key rasp4b-64) with the local tracker."),
                                 QStringLiteral("N"), QStringLiteral("0"));
@@ -132,7 +135,7 @@ int main(int argc, char** argv) {
                                  QStringLiteral("Seconds to wait before the screenshot (default 30)."),
                                  QStringLiteral("S"), QStringLiteral("30"));
     p.addOptions({autostart, benchAtStart, network, onnx, trials, perRound, costModel, target, targetHost, log, resume, lang, noTracker,
-                  fleetArm, fleetHost, fleetMali, key, sessionOpt, inspect, compare, mode, tuner, nTrial, dagTab, shot, shotAfter});
+                  fleetArm, fleetHost, fleetMali, fleetVta, key, sessionOpt, inspect, compare, mode, tuner, nTrial, dagTab, shot, shotAfter});
     {
         // --help and --version need no display: answer them before the GUI application exists
         // (it aborts without one). Errors wait for it: Qt's own options (-platform ...) are
@@ -238,9 +241,10 @@ int main(int argc, char** argv) {
                          });
         tracker.startLocalFleet();
         // A device fleet beside it (issue 21): child processes registering with that tracker.
-        const int arm = p.value(fleetArm).toInt(), hosts = p.value(fleetHost).toInt(), mali = p.value(fleetMali).toInt();
-        if (arm > 0 || hosts > 0 || mali > 0) {
-            tracker.startDeviceFleet(hosts, arm, mali);
+        const int arm = p.value(fleetArm).toInt(), hosts = p.value(fleetHost).toInt(), mali = p.value(fleetMali).toInt(),
+                  vta = p.value(fleetVta).toInt();
+        if (arm > 0 || hosts > 0 || mali > 0 || vta > 0) {
+            tracker.startDeviceFleet(hosts, arm, mali, vta);
             window.showFleetPanel();
         }
     }
@@ -256,6 +260,7 @@ int main(int argc, char** argv) {
         auto want = [&](const QString& k) {
             const int n = std::max(1, k == tb::session::TrackerMonitor::armKey()    ? p.value(fleetArm).toInt()
                                       : k == tb::session::TrackerMonitor::maliKey() ? p.value(fleetMali).toInt()
+                                      : k == tb::session::TrackerMonitor::vtaKey()  ? p.value(fleetVta).toInt()
                                       : k == tb::session::TrackerMonitor::hostKey() ? p.value(fleetHost).toInt() + 1
                                                                                     : 1);
             wanted.insert(QStringLiteral("server:") + k, n);

@@ -1762,4 +1762,72 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
         <translation>正在对照本机屋顶线逐个剖析内核（%1 线程）…</translation>
     </message>
 </context>
+<context>
+    <name>tb::widgets::FleetPanel</name>
+    <message>
+        <source>Add VTA</source>
+        <translation>添加 VTA</translation>
+    </message>
+    <message>
+        <source>Start a simulated VTA accelerator (rpc-server --device vta: the bit-exact VTA simulator, key %1) registering with the tracker; its measurements are simulated time</source>
+        <translation>启动一个模拟的 VTA 加速器（rpc-server --device vta：逐位精确的 VTA 模拟器，键 %1），向跟踪器注册；其测量结果为模拟时间</translation>
+    </message>
+    <message>
+        <source>VTA sim %1</source>
+        <translation>VTA 模拟器 %1</translation>
+    </message>
+</context>
+<context>
+    <name>tb::widgets::AutotvmPanel</name>
+    <message>
+        <source>Task %1 %2: best config #%3 of %4, trial %5, %6 GOPS (simulated)</source>
+        <translation>任务 %1 %2：最佳配置 #%3（共 %4），第 %5 次试验，%6 GOPS（模拟）</translation>
+    </message>
+    <message>
+        <source>VTA simulator counters (one run):</source>
+        <translation>VTA 模拟器计数器（一次运行）：</translation>
+    </message>
+    <message>
+        <source>GOPS (simulated)</source>
+        <translation>GOPS（模拟）</translation>
+    </message>
+    <message>
+        <source>Trial %1: config #%2 failed (error_no %3)</source>
+        <translation>试验 %1：配置 #%2 失败（error_no %3）</translation>
+    </message>
+    <message>
+        <source>Trial %1: config #%2, %3 GOPS (simulated)</source>
+        <translation>试验 %1：配置 #%2，%3 GOPS（模拟）</translation>
+    </message>
+    <message>
+        <source>Trial %1: config #%2, %3 GFLOPS</source>
+        <translation>试验 %1：配置 #%2，%3 GFLOPS</translation>
+    </message>
+</context>
+<context>
+    <name>tb::widgets::SetupWidget</name>
+    <message>
+        <source>A VTA target is tuned in AutoTVM mode (seed 004: the quantized network&apos;s VTA tasks)</source>
+        <translation>VTA 目标在 AutoTVM 模式下调优（种子 004：量化网络的 VTA 任务）</translation>
+    </message>
+</context>
+<context>
+    <name>tb::session::AutotvmWorker</name>
+    <message>
+        <source>Quantizing %1 (int8, global scale 8, first conv kept float), packing it for VTA %2 (nn.max_pool2d .. nn.global_avg_pool2d) and extracting its VTA tasks…</source>
+        <translation>正在量化 %1（int8，全局缩放 8，第一个卷积保留浮点），为 VTA %2 打包（nn.max_pool2d .. nn.global_avg_pool2d）并提取其 VTA 任务…</translation>
+    </message>
+    <message>
+        <source>the VTA device &apos;%1&apos; of tracker %2:%3</source>
+        <translation>跟踪器 %2:%3 的 VTA 设备“%1”</translation>
+    </message>
+    <message>
+        <source>the VTA simulator in this process</source>
+        <translation>本进程中的 VTA 模拟器</translation>
+    </message>
+    <message>
+        <source>%1 VTA task(s) (%2 extracted, %3 packed and not float, merged as seed 004); tuner %4, n_trial %5 per task, measured on %6 (costs are simulated time), log %7</source>
+        <translation>%1 个 VTA 任务（提取 %2 个，其中 %3 个为打包且非浮点，按种子 004 合并）；调优器 %4，每个任务 n_trial %5，在%6上测量（开销为模拟时间），日志 %7</translation>
+    </message>
+</context>
 </TS>

@@ -14,6 +14,7 @@
 #include <QStyledItemDelegate>
 #include <QTabWidget>
 #include <QTableView>
+#include <QToolTip>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -86,6 +87,13 @@ AutotvmPanel::AutotvmPanel(QWidget* parent) : QWidget(parent) {
     m_plot->setMinimumSize(240, 180);
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     m_plot->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new IntegerAxisTicker));
+    // Hovering a trial tells its config and, on a VTA, the simulator's counters of that candidate.
+    connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* ev) {
+        const int trial = int(std::lround(m_plot->xAxis->pixelToCoord(ev->position().x()))) - 1;
+        const QString text = trialDescription(m_selected, trial);
+        if (text.isEmpty()) QToolTip::hideText();
+        else QToolTip::showText(ev->globalPosition().toPoint(), text, m_plot);
+    });
     m_plot->legend->setVisible(true);
     // The legend in one row under the axes (as the latency chart's): inside them it hid the last trials.
     m_plot->axisRect()->insetLayout()->take(m_plot->legend);
@@ -254,6 +262,21 @@ void AutotvmPanel::showEntity() {
             text += QStringLiteral("\n  %1 = %2").arg(it.key(), -18).arg(QLocale::c().toString(it.value()));
     }
     if (m_entity->toPlainText() != text) m_entity->setPlainText(text);
+}
+
+QString AutotvmPanel::trialDescription(int taskId, int trial) const {
+    const session::AutotvmTaskRow* t = m_model->task(taskId);
+    for (const auto& m : m_trials.value(taskId)) {
+        if (m.trial != trial) continue;
+        QString text = m.errorNo != 0 ? tr("Trial %1: config #%2 failed (error_no %3)").arg(trial + 1).arg(m.index).arg(m.errorNo)
+                       : t && t->simulated
+                           ? tr("Trial %1: config #%2, %3 GOPS (simulated)").arg(trial + 1).arg(m.index).arg(m.gflops, 0, 'f', 2)
+                           : tr("Trial %1: config #%2, %3 GFLOPS").arg(trial + 1).arg(m.index).arg(m.gflops, 0, 'f', 2);
+        for (auto it = m.counters.cbegin(); it != m.counters.cend(); ++it)
+            text += QStringLiteral("\n%1 = %2").arg(it.key(), QLocale::c().toString(it.value()));
+        return text;
+    }
+    return {};
 }
 
 int AutotvmPanel::chartPointCount() const {

@@ -48,6 +48,9 @@ public:
     QCustomPlot* plot() const { return m_plot; }
     DagView* dagView() const { return m_dag; }
     QString entityText() const;
+    /// What the chart's tooltip says of trial `trial` (0-based) of task `taskId`: the config index,
+    /// its speed and, for a VTA task, the simulator's counters of that config (empty: no such trial).
+    QString trialDescription(int taskId, int trial) const;
     int chartPointCount() const;
 
 Q_SIGNALS:

@@ -193,6 +193,7 @@ SetupWidget::SetupWidget(const QStringList& networks, TargetValidator targetVali
     m_runBox = new QGroupBox(this);
     m_runForm = new QFormLayout(m_runBox);
     m_runner = new QComboBox(m_runBox);
+    m_runner->setObjectName(QStringLiteral("Runner"));
     m_runner->addItem(QStringLiteral("-"), QStringLiteral("local"));
     m_runner->addItem(QStringLiteral("-"), QStringLiteral("rpc"));
     m_runForm->addRow(QStringLiteral("-"), m_runner);

@@ -71,10 +71,11 @@ public:
 
     FleetPaths fleetPaths = FleetPaths::defaults();
 
-    void startDeviceFleet(int hostServers, int armBoards, int maliBoards) {
+    void startDeviceFleet(int hostServers, int armBoards, int maliBoards, int vtaDevices) {
         for (int i = 0; i < hostServers; ++i) addDevice(DeviceFleet::Kind::Local);
         for (int i = 0; i < armBoards; ++i) addDevice(DeviceFleet::Kind::Arm);
         for (int i = 0; i < maliBoards; ++i) addDevice(DeviceFleet::Kind::Mali);
+        for (int i = 0; i < vtaDevices; ++i) addDevice(DeviceFleet::Kind::Vta);
     }
 
     void addDevice(DeviceFleet::Kind kind) {
@@ -302,9 +303,9 @@ void TrackerMonitor::setFleetPaths(const QString& cli, const QString& armScript,
     FleetPaths f{cli.toStdString(), armScript.toStdString(), armBuildDir.toStdString(), logDir.toStdString()};
     QMetaObject::invokeMethod(m_poller, [p = m_poller, f] { p->fleetPaths = f; }, Qt::BlockingQueuedConnection);
 }
-void TrackerMonitor::startDeviceFleet(int hostServers, int armBoards, int maliBoards) {
-    QMetaObject::invokeMethod(m_poller, [p = m_poller, hostServers, armBoards, maliBoards] {
-        p->startDeviceFleet(hostServers, armBoards, maliBoards);
+void TrackerMonitor::startDeviceFleet(int hostServers, int armBoards, int maliBoards, int vtaDevices) {
+    QMetaObject::invokeMethod(m_poller, [p = m_poller, hostServers, armBoards, maliBoards, vtaDevices] {
+        p->startDeviceFleet(hostServers, armBoards, maliBoards, vtaDevices);
     });
 }
 void TrackerMonitor::addDevice(bool arm) {

@@ -57,9 +57,9 @@ public Q_SLOTS:
     void startLocalFleet();
     void startFleet(const QString& key, int servers);
     /// Starts `hostServers` sandboxed host servers, `armBoards` emulated ARM boards and
-    /// `maliBoards` emulated Mali boards as child processes registering with the tracker being
+    /// `maliBoards` emulated Mali boards and `vtaDevices` simulated VTAs as child processes registering with the tracker being
     /// watched (a local tracker is started first when none is); fleetChanged follows.
-    void startDeviceFleet(int hostServers, int armBoards, int maliBoards = 0);
+    void startDeviceFleet(int hostServers, int armBoards, int maliBoards = 0, int vtaDevices = 0);
     /// Adds one device to the fleet (also while tuning runs on it).
     void addDevice(bool arm);
     /// Adds one emulated Mali board (scripts/mali-board: a PoCL GPU device server, key maliKey()).

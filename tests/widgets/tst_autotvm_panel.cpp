@@ -16,6 +16,7 @@
 #include "app/session/tuningsession.h"
 #include "tests/signalwait.h"
 #include "widgets/autotvmpanel.h"
+#include "widgets/qcustomplot_include.h"
 #include "widgets/dagview.h"
 #include "widgets/mainwindow.h"
 #include "widgets/models/autotvmtaskmodel.h"
@@ -137,6 +138,60 @@ private Q_SLOTS:
         w.findChild<QComboBox*>(QStringLiteral("SearchMode"))->setCurrentIndex(0);
         QCOMPARE(w.job().autotvm, false);
         QCOMPARE(w.job().logPath, QStringLiteral("tunebench_resnet-18.json"));
+    }
+
+    // Issue 14: the VTA presets are in the target picker; picking one switches to AutoTVM mode on a
+    // resnet (seed 004 quantizes it), the runner rows stay (simulator here or a VTA device of a
+    // tracker) and the job carries the RPC runner; the auto-scheduler mode refuses a VTA target.
+    void testSetupOffersVtaTargets() {
+        widgets::SetupWidget w({QStringLiteral("mobilenet"), QStringLiteral("resnet-18")},
+                               [](const QString& t, const QString& h) { return session::TuningSession::validateTarget(t, h); });
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto* target = w.findChild<QComboBox*>(QStringLiteral("Target"));
+        auto* mode = w.findChild<QComboBox*>(QStringLiteral("SearchMode"));
+        QVERIFY(target && mode);
+        const QString intelfocl = session::TuningSession::vtaTargetPresets()[1];
+        const int i = target->findText(intelfocl);
+        QVERIFY2(i > 0, qPrintable(intelfocl));
+        target->setCurrentIndex(i);
+        QCOMPARE(mode->currentData().toBool(), true);
+        session::TuningJob j = w.job();
+        QCOMPARE(j.target, intelfocl);
+        QVERIFY(j.autotvm);
+        QCOMPARE(j.network, QStringLiteral("resnet-18"));
+        QCOMPARE(j.layout, QStringLiteral("NCHW"));
+        QVERIFY(w.isValid());
+        auto* runner = w.findChild<QComboBox*>(QStringLiteral("Runner"));
+        QVERIFY(runner && runner->isVisibleTo(&w));
+        runner->setCurrentIndex(runner->findData(QStringLiteral("rpc")));
+        QCOMPARE(w.job().runner, QStringLiteral("rpc"));
+        mode->setCurrentIndex(mode->findData(false));
+        QVERIFY(!w.isValid());
+        QVERIFY2(w.targetError().contains(QStringLiteral("AutoTVM")), qPrintable(w.targetError()));
+    }
+
+    // A VTA task's chart: simulated GOPS, and each trial's tooltip carries its simulator counters.
+    void testVtaTrialsShowSimulatorCounters() {
+        widgets::AutotvmPanel p;
+        session::AutotvmTaskRow r = row(0, QStringLiteral("conv2d_packed.vta"), 2, 4);
+        r.simulated = true;
+        r.bestIndex = 7;
+        r.bestTrial = 1;
+        r.bestGflops = 40.5;
+        r.bestKnobs = {QStringLiteral("tile_h = [-1, 14]")};
+        r.bestConfig = QStringLiteral("[('tile_h', [-1, 14])],None,7");
+        r.bestCounters = {{QStringLiteral("gemm_counter"), 451584}, {QStringLiteral("alu_counter"), 50176}};
+        p.setTasks({r});
+        session::AutotvmTrial a{0, 0, 3, 9.5, 9.5, 0, {{QStringLiteral("gemm_counter"), 451584}, {QStringLiteral("inp_load_nbytes"), 1204224}}};
+        session::AutotvmTrial b{0, 1, 7, 40.5, 40.5, 0, r.bestCounters};
+        p.addTrials({a, b});
+        QCOMPARE(p.plot()->yAxis->label(), QStringLiteral("GOPS (simulated)"));
+        const QString first = p.trialDescription(0, 0);
+        QVERIFY2(first.startsWith(QStringLiteral("Trial 1: config #3, 9.50 GOPS (simulated)")), qPrintable(first));
+        QVERIFY2(first.contains(QStringLiteral("inp_load_nbytes = 1204224")), qPrintable(first));
+        QVERIFY(p.trialDescription(0, 5).isEmpty());
+        QVERIFY2(p.entityText().contains(QStringLiteral("gemm_counter")), qPrintable(p.entityText()));
     }
 
     void testWindowRunsAutotvmMode() {
