@@ -53,6 +53,11 @@ Task makeVtaConv2dTask(const vta::VtaConfig& cfg, const vta::Conv2dWorkload& wl)
                     2.0 * double(wl.macs()));
 }
 
+Task makeVtaGroupConv2dTask(const vta::VtaConfig& cfg, const vta::GroupConv2dWorkload& wl) {
+    return makeTask(cfg, vta::kGroupConv2dPackedTask, vta::groupConv2dTaskArgs(cfg, wl),
+                    vta::groupConv2dConfigSpace(wl, cfg), 2.0 * double(wl.macs()));
+}
+
 Task makeVtaDenseTask(const vta::VtaConfig& cfg, const vta::DenseWorkload& wl) {
     return makeTask(cfg, vta::kDensePackedTask, vta::denseTaskArgs(cfg, wl), vta::denseConfigSpace(wl, cfg),
                     2.0 * double(wl.macs()));

@@ -52,6 +52,10 @@ namespace tb::autotvm {
 /// (tmpl is null: the task cannot be instantiated as a TIR program, only measured by
 /// vtaSimMeasureFunction). Throws tb::UserError when the workload is invalid for cfg.
 Task makeVtaConv2dTask(const vta::VtaConfig& cfg, const vta::Conv2dWorkload& wl);
+/// The group_conv2d_packed.vta task of a grouped workload: args vta::groupConv2dTaskArgs, space
+/// vta::groupConv2dConfigSpace, flop = 2 x the MACs actually done (GroupConv2dWorkload::macs; not
+/// TVM's add_flop, which ignores the groups). Throws tb::UserError for an invalid workload.
+Task makeVtaGroupConv2dTask(const vta::VtaConfig& cfg, const vta::GroupConv2dWorkload& wl);
 Task makeVtaDenseTask(const vta::VtaConfig& cfg, const vta::DenseWorkload& wl);
 /// The add.vta / multiply.vta task of a workload (vta::aluTaskArgs; `scalarRhs`: the rhs as a
 /// scalar, shape []), flop = one operation per output element (TVM counts the add/multiply only).

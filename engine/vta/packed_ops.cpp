@@ -328,6 +328,11 @@ struct ConvPlan {
     std::vector<EpilogueOp> epilogue;
     int threads = 1;
     int64_t NB = 0, CI = 0, CO = 0, OH = 0, OW = 0;
+    // Grouped (group_conv2d_packed): a group's input / output channel blocks (CI / CO when
+    // groups == 1), the input channel blocks one output block further in a tile moves (CIg when
+    // a group has one output block, else 0: a tile stays inside one group), and the channel
+    // blocks of the input window (TVM's bound of c_o // COg * CIg + k_o over the tile).
+    int64_t groups = 1, CIg = 0, COg = 0, chanStep = 0, inChans = 0;
     int64_t rowsT = 0, colsT = 0;            // input window per tile (with padding)
     int64_t inpTile = 0, wgtTile = 0, accTile = 0, accPerThread = 0;
     bool padded = false;
@@ -342,7 +347,7 @@ struct ConvPlan {
                 {s.tileW, 1, wl.wstride, 0},
                 {kw, 0, 1, 1},
                 {kh, 0, colsT, kw},
-                {s.tileCo, int64_t(s.tileH) * s.tileW, 0, int64_t(s.tileCi) * kh * kw},
+                {s.tileCo, int64_t(s.tileH) * s.tileW, chanStep * rowsT * colsT, int64_t(s.tileCi) * kh * kw},
                 {s.tileH, s.tileW, wl.hstride * colsT, 0}};
     }
     // The reduction's init nest keeps the spatial loops inside k_o: x_j, x_co, x_i.
@@ -359,27 +364,38 @@ struct ConvPlan {
     }
 };
 
+// `groups` 1: conv2d_packed.vta (wl validated by the caller); more: group_conv2d_packed.vta.
 ConvPlan planConv2d(const VtaConfig& cfg, const Conv2dWorkload& wl, const Conv2dSchedule& s,
-                    const std::vector<EpilogueOp>& epilogue) {
-    checkInt8Core(cfg, "conv2d_packed");
-    wl.validate(cfg);
+                    const std::vector<EpilogueOp>& epilogue, int groups = 1, const std::string& wlStr = {}) {
+    checkInt8Core(cfg, groups == 1 && wlStr.empty() ? "conv2d_packed" : "group_conv2d_packed");
+    if (wlStr.empty()) wl.validate(cfg);
     ConvPlan p;
     p.wl = wl;
     p.s = s;
     p.epilogue = epilogue;
-    p.what = "VTA conv2d_packed.vta config [" + s.str() + "] for " + wl.str();
+    p.what = wlStr.empty() ? "VTA conv2d_packed.vta config [" + s.str() + "] for " + wl.str()
+                           : "VTA group_conv2d_packed.vta config [" + s.str() + "] for " + wlStr;
     checkEpilogue(epilogue, true, p.what);
     p.NB = wl.batch / cfg.batch();
     p.CI = wl.inFilter / cfg.blockIn();
     p.CO = wl.outFilter / cfg.blockOut();
     p.OH = wl.outHeight();
     p.OW = wl.outWidth();
+    p.groups = groups;
+    p.CIg = p.CI / groups;
+    p.COg = p.CO / groups;
+    p.chanStep = p.COg == 1 ? p.CIg : 0;
     auto divides = [&](const char* knob, int64_t f, int64_t n) { checkDivides(p.what, knob, f, n); };
     divides("tile_b", s.tileB, p.NB);
     divides("tile_h", s.tileH, p.OH);
     divides("tile_w", s.tileW, p.OW);
-    divides("tile_ci", s.tileCi, p.CI);
+    divides("tile_ci", s.tileCi, p.CIg);
     divides("tile_co", s.tileCo, p.CO);
+    TB_USER_CHECK(p.COg == 1 || p.COg % s.tileCo == 0)
+        << p.what << ": an output-channel tile of tile_co=" << s.tileCo << " blocks spans groups of " << p.COg
+        << " output blocks: its input channel block c_o // " << p.COg << " * " << p.CIg
+        << " + k_o is not affine over the tile, so no micro-op loop or 2-D DMA expresses it";
+    p.inChans = s.tileCi + (s.tileCo - 1) * p.chanStep;
     TB_USER_CHECK((s.ocNthread == 1 || s.ocNthread == 2) && (s.hNthread == 1 || s.hNthread == 2))
         << p.what << ": oc_nthread and h_nthread must be 1 or 2";
     TB_USER_CHECK((p.CO / s.tileCo) % s.ocNthread == 0)
@@ -391,21 +407,21 @@ ConvPlan planConv2d(const VtaConfig& cfg, const Conv2dWorkload& wl, const Conv2d
     p.threads = s.ocNthread * s.hNthread;
     p.rowsT = int64_t(s.tileH - 1) * wl.hstride + wl.hkernel;
     p.colsT = int64_t(s.tileW - 1) * wl.wstride + wl.wkernel;
-    p.inpTile = int64_t(s.tileCi) * p.rowsT * p.colsT;
+    p.inpTile = p.inChans * p.rowsT * p.colsT;
     p.wgtTile = int64_t(s.tileCo) * s.tileCi * wl.hkernel * wl.wkernel;
     p.accTile = int64_t(s.tileCo) * s.tileH * s.tileW;
     p.accPerThread = p.accTile + (hasBias(epilogue) ? s.tileCo : 0);
     p.padded = wl.hpad > 0 || wl.wpad > 0;
     if (p.padded) {
-        TB_USER_CHECK(s.tileCi == 1) << p.what << ": a padded input window of tile_ci=" << s.tileCi
-                                     << " channel blocks is not one 2-D DMA (a padded load moves rows x columns of one block)";
+        TB_USER_CHECK(p.inChans == 1) << p.what << ": a padded input window of " << p.inChans
+                                      << " channel blocks is not one 2-D DMA (a padded load moves rows x columns of one block)";
     } else {
-        const auto d = fold2d({{s.tileCi, p.CI}, {p.rowsT, wl.height}, {p.colsT, wl.width}});
-        TB_USER_CHECK(d) << p.what << ": the input window of " << s.tileCi << " channel blocks x " << p.rowsT << " rows x "
+        const auto d = fold2d({{p.inChans, p.CI}, {p.rowsT, wl.height}, {p.colsT, wl.width}});
+        TB_USER_CHECK(d) << p.what << ": the input window of " << p.inChans << " channel blocks x " << p.rowsT << " rows x "
                          << p.colsT << " columns is not one 2-D DMA (its rows are neither whole nor single)";
         p.inpDma = *d;
     }
-    p.wgtDma = *fold2d({{s.tileCo, p.CO}, {int64_t(s.tileCi) * wl.hkernel * wl.wkernel, p.CI * wl.hkernel * wl.wkernel}});
+    p.wgtDma = *fold2d({{s.tileCo, p.CO}, {int64_t(s.tileCi) * wl.hkernel * wl.wkernel, p.CIg * wl.hkernel * wl.wkernel}});
     const auto out = fold2d({{s.tileCo, p.CO}, {s.tileH, p.OH}, {s.tileW, p.OW}});
     TB_USER_CHECK(out) << p.what << ": the output tile of " << s.tileCo << " channel blocks x " << s.tileH << " rows x "
                        << s.tileW << " columns is not one 2-D DMA (its rows are neither whole nor single)";
@@ -415,7 +431,7 @@ ConvPlan planConv2d(const VtaConfig& cfg, const Conv2dWorkload& wl, const Conv2d
     p.use.wgt = p.threads * p.wgtTile;
     p.use.acc = p.threads * p.accPerThread;
     std::ostringstream detail;
-    detail << p.threads << " virtual thread(s) x (" << s.tileCi << "x" << p.rowsT << "x" << p.colsT << " input, "
+    detail << p.threads << " virtual thread(s) x (" << p.inChans << "x" << p.rowsT << "x" << p.colsT << " input, "
            << s.tileCo << "x" << s.tileCi << "x" << wl.hkernel << "x" << wl.wkernel << " weight, " << p.accPerThread
            << " accumulator)";
     checkSram(cfg, p.use, p.what, detail.str());
@@ -475,24 +491,25 @@ void emitConv2d(CommandBuilder& cb, const ConvPlan& p, uint32_t dataAddr, uint32
                         tokens.beforeTile();
                         pushKernels(cb, resets[size_t(t)]);
                     }
-                    for (int64_t ko = 0; ko < p.CI / s.tileCi; ++ko) {
+                    for (int64_t ko = 0; ko < p.CIg / s.tileCi; ++ko) {
                         const int64_t ci0 = ko * s.tileCi;
                         for (int t = 0; t < T; ++t) {
                             const Tile& tile = tiles[size_t(t)];
+                            const int64_t inCi0 = tile.co0 / p.COg * p.CIg + ci0;  // the window's first block
                             tokens.beforeLoad();
                             const uint32_t inpBase = uint32_t(t * p.inpTile);
                             const int64_t y0 = tile.oh0 * wl.hstride - wl.hpad, x0 = ow0 * wl.wstride - wl.wpad;
                             if (p.padded) {
                                 const int64_t yb = std::max<int64_t>(0, y0), ye = std::min<int64_t>(H, y0 + p.rowsT);
                                 const int64_t xb = std::max<int64_t>(0, x0), xe = std::min<int64_t>(W, x0 + p.colsT);
-                                cb.loadBuffer2D(dataAddr, uint32_t(((bo * p.CI + ci0) * H + yb) * W + xb), uint32_t(xe - xb),
+                                cb.loadBuffer2D(dataAddr, uint32_t(((bo * p.CI + inCi0) * H + yb) * W + xb), uint32_t(xe - xb),
                                                 uint32_t(ye - yb), uint32_t(W), uint32_t(xb - x0), uint32_t(yb - y0),
                                                 uint32_t(x0 + p.colsT - xe), uint32_t(y0 + p.rowsT - ye), inpBase, MemId::Inp);
                             } else {
-                                cb.loadBuffer2D(dataAddr, uint32_t(((bo * p.CI + ci0) * H + y0) * W + x0), p.inpDma.xSize,
+                                cb.loadBuffer2D(dataAddr, uint32_t(((bo * p.CI + inCi0) * H + y0) * W + x0), p.inpDma.xSize,
                                                 p.inpDma.ySize, p.inpDma.xStride, 0, 0, 0, 0, inpBase, MemId::Inp);
                             }
-                            cb.loadBuffer2D(kernelAddr, uint32_t((tile.co0 * p.CI + ci0) * wl.hkernel * wl.wkernel),
+                            cb.loadBuffer2D(kernelAddr, uint32_t((tile.co0 * p.CIg + ci0) * wl.hkernel * wl.wkernel),
                                             p.wgtDma.xSize, p.wgtDma.ySize, p.wgtDma.xStride, 0, 0, 0, 0,
                                             uint32_t(t * p.wgtTile), MemId::Wgt);
                             tokens.loadToGemm();
@@ -775,10 +792,80 @@ int64_t conv2dOutputValues(const Conv2dWorkload& wl) {
 }
 
 void checkConvOperands(const Conv2dWorkload& wl, const std::vector<EpilogueOp>& epilogue,
-                       const Conv2dOperands& o) {
-    checkSize(o.data.size(), int64_t(wl.batch) * wl.inFilter * wl.height * wl.width, "conv2d_packed", "data");
-    checkSize(o.kernel.size(), int64_t(wl.outFilter) * wl.inFilter * wl.hkernel * wl.wkernel, "conv2d_packed", "kernel");
-    checkSize(o.bias.size(), hasBias(epilogue) ? int64_t(wl.batch) * wl.outFilter : 0, "conv2d_packed", "bias");
+                       const Conv2dOperands& o, int groups = 1) {
+    const char* op = groups == 1 ? "conv2d_packed" : "group_conv2d_packed";
+    checkSize(o.data.size(), int64_t(wl.batch) * wl.inFilter * wl.height * wl.width, op, "data");
+    checkSize(o.kernel.size(), int64_t(wl.outFilter) * (wl.inFilter / groups) * wl.hkernel * wl.wkernel, op, "kernel");
+    checkSize(o.bias.size(), hasBias(epilogue) ? int64_t(wl.batch) * wl.outFilter : 0, op, "bias");
+}
+
+Conv2dOperands randomConvOperands(const Conv2dWorkload& wl, int groups, bool withBias, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> i8(-128, 127), b(-(1 << 14), (1 << 14) - 1);
+    Conv2dOperands o;
+    o.data.resize(size_t(wl.batch) * wl.inFilter * wl.height * wl.width);
+    o.kernel.resize(size_t(wl.outFilter) * size_t(wl.inFilter / groups) * wl.hkernel * wl.wkernel);
+    for (auto& v : o.data) v = int8_t(i8(rng));
+    for (auto& v : o.kernel) v = int8_t(i8(rng));
+    if (withBias) {
+        o.bias.resize(size_t(wl.batch) * wl.outFilter);
+        for (auto& v : o.bias) v = b(rng);
+    }
+    return o;
+}
+
+PackedOpResult runConv(Simulator& sim, const ConvPlan& plan, const Conv2dOperands& operands) {
+    checkConvOperands(plan.wl, plan.epilogue, operands, int(plan.groups));
+    const uint32_t data = upload(sim, operands.data), kernel = upload(sim, operands.kernel);
+    const uint32_t bias = operands.bias.empty() ? 0 : upload(sim, operands.bias);
+    const int64_t outValues = conv2dOutputValues(plan.wl);
+    const uint32_t out = sim.dram().alloc(size_t(outValues));
+    CommandBuilder cb(sim);
+    emitConv2d(cb, plan, data, kernel, bias, out);
+    return finish(sim, cb, out, size_t(outValues));
+}
+
+// conv2d_packed's and group_conv2d_packed's reference (`groups` 1: conv2d), wl validated.
+std::vector<int8_t> convReference(const VtaConfig& cfg, const Conv2dWorkload& wl, int groups,
+                                  const std::vector<EpilogueOp>& epilogue, const Conv2dOperands& o) {
+    checkEpilogue(epilogue, true, groups == 1 ? "VTA conv2d_packed reference" : "VTA group_conv2d_packed reference");
+    checkConvOperands(wl, epilogue, o, groups);
+    const int64_t B = cfg.batch(), BI = cfg.blockIn(), BO = cfg.blockOut();
+    const int64_t NB = wl.batch / B, CI = wl.inFilter / BI, CO = wl.outFilter / BO;
+    const int64_t CIg = CI / groups, COg = CO / groups;
+    const int64_t H = wl.height, W = wl.width, KH = wl.hkernel, KW = wl.wkernel, OH = wl.outHeight(), OW = wl.outWidth();
+    std::vector<int8_t> out(size_t(conv2dOutputValues(wl)));
+    for (int64_t bo = 0; bo < NB; ++bo)
+        for (int64_t co = 0; co < CO; ++co)
+            for (int64_t oh = 0; oh < OH; ++oh)
+                for (int64_t ow = 0; ow < OW; ++ow)
+                    for (int64_t b = 0; b < B; ++b)
+                        for (int64_t c = 0; c < BO; ++c) {
+                            uint32_t acc = 0;
+                            for (int64_t ko = 0; ko < CIg; ++ko)
+                                for (int64_t kh = 0; kh < KH; ++kh) {
+                                    const int64_t y = oh * wl.hstride + kh - wl.hpad;
+                                    if (y < 0 || y >= H) continue;
+                                    const int64_t ci = co / COg * CIg + ko;
+                                    for (int64_t kw = 0; kw < KW; ++kw) {
+                                        const int64_t x = ow * wl.wstride + kw - wl.wpad;
+                                        if (x < 0 || x >= W) continue;
+                                        const int8_t* d = &o.data[size_t(((((bo * CI + ci) * H + y) * W + x) * B + b) * BI)];
+                                        const int8_t* k = &o.kernel[size_t(((((co * CIg + ko) * KH + kh) * KW + kw) * BO + c) * BI)];
+                                        for (int64_t i = 0; i < BI; ++i) acc += uint32_t(int32_t(d[i]) * int32_t(k[i]));
+                                    }
+                                }
+                            const int32_t bias = o.bias.empty() ? 0 : o.bias[size_t((bo * CO + co) * B * BO + b * BO + c)];
+                            out[size_t(((((bo * CO + co) * OH + oh) * OW + ow) * B + b) * BO + c)] =
+                                int8_t(applyEpilogue(int32_t(acc), epilogue, bias));
+                        }
+    return out;
+}
+
+ConvPlan planGroupConv2d(const VtaConfig& cfg, const GroupConv2dWorkload& wl, const Conv2dSchedule& s,
+                         const std::vector<EpilogueOp>& epilogue) {
+    wl.validate(cfg);
+    return planConv2d(cfg, wl, s, epilogue, wl.groups, wl.str());
 }
 
 }  // namespace
@@ -801,18 +888,13 @@ std::vector<EpilogueOp> clipEpilogue(int shift) {
 
 Conv2dOperands randomConv2dOperands(const VtaConfig& cfg, const Conv2dWorkload& wl, bool withBias, uint32_t seed) {
     wl.validate(cfg);
-    std::mt19937 rng(seed);
-    std::uniform_int_distribution<int> i8(-128, 127), b(-(1 << 14), (1 << 14) - 1);
-    Conv2dOperands o;
-    o.data.resize(size_t(wl.batch) * wl.inFilter * wl.height * wl.width);
-    o.kernel.resize(size_t(wl.outFilter) * wl.inFilter * wl.hkernel * wl.wkernel);
-    for (auto& v : o.data) v = int8_t(i8(rng));
-    for (auto& v : o.kernel) v = int8_t(i8(rng));
-    if (withBias) {
-        o.bias.resize(size_t(wl.batch) * wl.outFilter);
-        for (auto& v : o.bias) v = b(rng);
-    }
-    return o;
+    return randomConvOperands(wl, 1, withBias, seed);
+}
+
+Conv2dOperands randomGroupConv2dOperands(const VtaConfig& cfg, const GroupConv2dWorkload& wl, bool withBias,
+                                         uint32_t seed) {
+    wl.validate(cfg);
+    return randomConvOperands(wl, wl.groups, withBias, seed);
 }
 
 DenseOperands randomDenseOperands(const VtaConfig& cfg, const DenseWorkload& wl, uint32_t seed) {
@@ -849,6 +931,11 @@ SramUse checkConv2dSchedule(const VtaConfig& cfg, const Conv2dWorkload& wl, cons
     return planConv2d(cfg, wl, sched, epilogue).use;
 }
 
+SramUse checkGroupConv2dSchedule(const VtaConfig& cfg, const GroupConv2dWorkload& wl, const Conv2dSchedule& sched,
+                                 const std::vector<EpilogueOp>& epilogue) {
+    return planGroupConv2d(cfg, wl, sched, epilogue).use;
+}
+
 SramUse checkDenseSchedule(const VtaConfig& cfg, const DenseWorkload& wl, const DenseSchedule& sched,
                            const std::vector<EpilogueOp>& epilogue) {
     return planDense(cfg, wl, sched, epilogue).use;
@@ -861,16 +948,12 @@ SramUse checkAluSchedule(const VtaConfig& cfg, const AluWorkload& wl, const AluS
 
 PackedOpResult runConv2dPacked(Simulator& sim, const Conv2dWorkload& wl, const Conv2dSchedule& sched,
                                const std::vector<EpilogueOp>& epilogue, const Conv2dOperands& operands) {
-    const VtaConfig& cfg = sim.config();
-    const ConvPlan plan = planConv2d(cfg, wl, sched, epilogue);
-    checkConvOperands(wl, epilogue, operands);
-    const uint32_t data = upload(sim, operands.data), kernel = upload(sim, operands.kernel);
-    const uint32_t bias = operands.bias.empty() ? 0 : upload(sim, operands.bias);
-    const int64_t outValues = conv2dOutputValues(wl);
-    const uint32_t out = sim.dram().alloc(size_t(outValues));
-    CommandBuilder cb(sim);
-    emitConv2d(cb, plan, data, kernel, bias, out);
-    return finish(sim, cb, out, size_t(outValues));
+    return runConv(sim, planConv2d(sim.config(), wl, sched, epilogue), operands);
+}
+
+PackedOpResult runGroupConv2dPacked(Simulator& sim, const GroupConv2dWorkload& wl, const Conv2dSchedule& sched,
+                                    const std::vector<EpilogueOp>& epilogue, const Conv2dOperands& operands) {
+    return runConv(sim, planGroupConv2d(sim.config(), wl, sched, epilogue), operands);
 }
 
 PackedOpResult runDensePacked(Simulator& sim, const DenseWorkload& wl, const DenseSchedule& sched,
@@ -904,36 +987,13 @@ PackedOpResult runAluPacked(Simulator& sim, const AluWorkload& wl, const AluSche
 std::vector<int8_t> conv2dPackedReference(const VtaConfig& cfg, const Conv2dWorkload& wl,
                                           const std::vector<EpilogueOp>& epilogue, const Conv2dOperands& o) {
     wl.validate(cfg);
-    checkEpilogue(epilogue, true, "VTA conv2d_packed reference");
-    checkConvOperands(wl, epilogue, o);
-    const int64_t B = cfg.batch(), BI = cfg.blockIn(), BO = cfg.blockOut();
-    const int64_t NB = wl.batch / B, CI = wl.inFilter / BI, CO = wl.outFilter / BO;
-    const int64_t H = wl.height, W = wl.width, KH = wl.hkernel, KW = wl.wkernel, OH = wl.outHeight(), OW = wl.outWidth();
-    std::vector<int8_t> out(size_t(conv2dOutputValues(wl)));
-    for (int64_t bo = 0; bo < NB; ++bo)
-        for (int64_t co = 0; co < CO; ++co)
-            for (int64_t oh = 0; oh < OH; ++oh)
-                for (int64_t ow = 0; ow < OW; ++ow)
-                    for (int64_t b = 0; b < B; ++b)
-                        for (int64_t c = 0; c < BO; ++c) {
-                            uint32_t acc = 0;
-                            for (int64_t ci = 0; ci < CI; ++ci)
-                                for (int64_t kh = 0; kh < KH; ++kh) {
-                                    const int64_t y = oh * wl.hstride + kh - wl.hpad;
-                                    if (y < 0 || y >= H) continue;
-                                    for (int64_t kw = 0; kw < KW; ++kw) {
-                                        const int64_t x = ow * wl.wstride + kw - wl.wpad;
-                                        if (x < 0 || x >= W) continue;
-                                        const int8_t* d = &o.data[size_t(((((bo * CI + ci) * H + y) * W + x) * B + b) * BI)];
-                                        const int8_t* k = &o.kernel[size_t(((((co * CI + ci) * KH + kh) * KW + kw) * BO + c) * BI)];
-                                        for (int64_t i = 0; i < BI; ++i) acc += uint32_t(int32_t(d[i]) * int32_t(k[i]));
-                                    }
-                                }
-                            const int32_t bias = o.bias.empty() ? 0 : o.bias[size_t((bo * CO + co) * B * BO + b * BO + c)];
-                            out[size_t(((((bo * CO + co) * OH + oh) * OW + ow) * B + b) * BO + c)] =
-                                int8_t(applyEpilogue(int32_t(acc), epilogue, bias));
-                        }
-    return out;
+    return convReference(cfg, wl, 1, epilogue, o);
+}
+
+std::vector<int8_t> groupConv2dPackedReference(const VtaConfig& cfg, const GroupConv2dWorkload& wl,
+                                               const std::vector<EpilogueOp>& epilogue, const Conv2dOperands& o) {
+    wl.validate(cfg);
+    return convReference(cfg, wl, wl.groups, epilogue, o);
 }
 
 std::vector<int8_t> densePackedReference(const VtaConfig& cfg, const DenseWorkload& wl,

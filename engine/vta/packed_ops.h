@@ -26,6 +26,14 @@
 /// - compute: the epilogue (EpilogueOp list) as ALU instructions over the tile, a bias tile
 ///   loaded into the accumulator buffer first (LOAD ACC);
 /// - store: the tile, narrowed to int8.
+/// group_conv2d_packed (vta_group_conv2d.py: the same schedule and knobs) is lowered by the same
+/// code: the reduction runs over the C/groups/BI channel blocks of the tile's group only (the
+/// kernel's second axis), the input window starts at the group's first input block, and the
+/// weight tile is tile_co x tile_ci x KH x KW of the (O/BO, C/groups/BI, KH, KW) kernel. An
+/// output-channel tile stays inside one group, except when a group has one output block
+/// (depthwise-like, groups == O/BO): then output block c reads input blocks c * C/groups/BI + k,
+/// affine in c, and the window holds tile_ci + (tile_co - 1) * C/groups/BI channel blocks (TVM's
+/// bound box of that index), read with micro-op step C/groups/BI per output block.
 /// dense_packed, per output tile of tile_b batch rows x tile_co blocks: for each batch row a GEMM
 /// reset and C/BI/tile_ci steps of (load 1 x tile_ci input, tile_co x tile_ci weights; GEMM);
 /// then the epilogue and one store. add/multiply: per tile of tile_co x tile_h x tile_w, load
@@ -60,8 +68,12 @@
 ///   one channel block but several columns (columns and kernel columns fold into the GEMM's loops,
 ///   the three kernel rows unroll into micro-ops on one accumulator);
 /// - a tile that is not one 2-D DMA (TVM's InjectDMAIntrin finds no 2-D pattern): a padded input
-///   window spanning more than one channel block, or a (channels x rows x columns) tile of the
+///   window spanning more than one channel block (for a grouped depthwise-like tile: tile_co > 1
+///   with padding), or a (channels x rows x columns) tile of the
 ///   output or of an ALU operand whose rows are neither full nor single.
+///
+/// - group_conv2d_packed only: an output-channel tile that spans groups of more than one output
+///   block (its input channel index is not affine over the tile).
 ///
 /// ## Epilogue semantics (TVM's ALU and topi on int32)
 /// SHR: arithmetic shift right (by a negative amount: left, wrapping); ADD/MUL: wrapping 32-bit; MIN/MAX; the final cast to int8
@@ -134,6 +146,9 @@ struct AluOperands {
 /// int32 ones (so that a sum or a shifted product lands inside the clip range [0, 127] often).
 /// Deterministic per seed.
 Conv2dOperands randomConv2dOperands(const VtaConfig& cfg, const Conv2dWorkload& wl, bool withBias, uint32_t seed);
+/// Operands of group_conv2d_packed: the kernel has O * C/groups * KH * KW values.
+Conv2dOperands randomGroupConv2dOperands(const VtaConfig& cfg, const GroupConv2dWorkload& wl, bool withBias,
+                                         uint32_t seed);
 DenseOperands randomDenseOperands(const VtaConfig& cfg, const DenseWorkload& wl, uint32_t seed);
 AluOperands randomAluOperands(const VtaConfig& cfg, const AluWorkload& wl, uint32_t seed);
 
@@ -149,6 +164,9 @@ struct SramUse {
 /// Throws tb::UserError naming the template, the config and the reason otherwise.
 SramUse checkConv2dSchedule(const VtaConfig& cfg, const Conv2dWorkload& wl, const Conv2dSchedule& sched,
                             const std::vector<EpilogueOp>& epilogue);
+/// As checkConv2dSchedule for group_conv2d_packed.vta (a Conv2dSchedule of groupConv2dConfigSpace).
+SramUse checkGroupConv2dSchedule(const VtaConfig& cfg, const GroupConv2dWorkload& wl, const Conv2dSchedule& sched,
+                                 const std::vector<EpilogueOp>& epilogue);
 SramUse checkDenseSchedule(const VtaConfig& cfg, const DenseWorkload& wl, const DenseSchedule& sched,
                            const std::vector<EpilogueOp>& epilogue);
 SramUse checkAluSchedule(const VtaConfig& cfg, const AluWorkload& wl, const AluSchedule& sched,
@@ -169,6 +187,9 @@ struct PackedOpResult {
 /// does not instantiate.
 PackedOpResult runConv2dPacked(Simulator& sim, const Conv2dWorkload& wl, const Conv2dSchedule& sched,
                                const std::vector<EpilogueOp>& epilogue, const Conv2dOperands& operands);
+/// As runConv2dPacked for group_conv2d_packed.vta (operands: randomGroupConv2dOperands' sizes).
+PackedOpResult runGroupConv2dPacked(Simulator& sim, const GroupConv2dWorkload& wl, const Conv2dSchedule& sched,
+                                    const std::vector<EpilogueOp>& epilogue, const Conv2dOperands& operands);
 /// As runConv2dPacked for dense_packed (AddBias is not supported: tb::UserError).
 PackedOpResult runDensePacked(Simulator& sim, const DenseWorkload& wl, const DenseSchedule& sched,
                               const std::vector<EpilogueOp>& epilogue, const DenseOperands& operands);
@@ -181,6 +202,9 @@ PackedOpResult runAluPacked(Simulator& sim, const AluWorkload& wl, const AluSche
 /// epilogue, then truncation to int8. Throw tb::UserError on malformed operands.
 std::vector<int8_t> conv2dPackedReference(const VtaConfig& cfg, const Conv2dWorkload& wl,
                                           const std::vector<EpilogueOp>& epilogue, const Conv2dOperands& operands);
+/// Output block c accumulates over input blocks [c / (O/BO/groups) * C/groups/BI, +C/groups/BI).
+std::vector<int8_t> groupConv2dPackedReference(const VtaConfig& cfg, const GroupConv2dWorkload& wl,
+                                               const std::vector<EpilogueOp>& epilogue, const Conv2dOperands& operands);
 std::vector<int8_t> densePackedReference(const VtaConfig& cfg, const DenseWorkload& wl,
                                          const std::vector<EpilogueOp>& epilogue, const DenseOperands& operands);
 std::vector<int8_t> aluPackedReference(const VtaConfig& cfg, const AluWorkload& wl,

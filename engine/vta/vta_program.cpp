@@ -25,10 +25,10 @@ void checkSize(const std::string& task, const char* what, std::int64_t elements)
 }  // namespace
 
 std::vector<EpilogueOp> vtaTaskEpilogue(const std::string& taskName) {
-    if (taskName == kConv2dPackedTask) return conv2dEpilogue(true);
+    if (taskName == kConv2dPackedTask || taskName == kGroupConv2dPackedTask) return conv2dEpilogue(true);
     if (taskName == kDensePackedTask) return clipEpilogue(8);
     if (isAlu(taskName)) return clipEpilogue(0);
-    TB_USER_ERROR() << "the VTA simulator measures conv2d_packed.vta, dense_packed.vta, add.vta and multiply.vta "
+    TB_USER_ERROR() << "the VTA simulator measures conv2d_packed.vta, group_conv2d_packed.vta, dense_packed.vta, add.vta and multiply.vta "
                        "tasks, not '"
                     << taskName << "'";
 }
@@ -38,6 +38,8 @@ void checkVtaConfig(const VtaConfig& cfg, const std::string& taskName, const ojs
     const std::vector<EpilogueOp> epilogue = vtaTaskEpilogue(taskName);
     if (taskName == kConv2dPackedTask)
         checkConv2dSchedule(cfg, conv2dWorkloadFromArgs(args), Conv2dSchedule::fromConfig(config), epilogue);
+    else if (taskName == kGroupConv2dPackedTask)
+        checkGroupConv2dSchedule(cfg, groupConv2dWorkloadFromArgs(args), Conv2dSchedule::fromConfig(config), epilogue);
     else if (taskName == kDensePackedTask)
         checkDenseSchedule(cfg, denseWorkloadFromArgs(args), DenseSchedule::fromConfig(config), epilogue);
     else
@@ -58,6 +60,10 @@ struct VtaSimMeasurer::Case {
         Conv2dWorkload wl;
         Conv2dOperands ops;
     };
+    struct GroupConv2d {
+        GroupConv2dWorkload wl;
+        Conv2dOperands ops;
+    };
     struct Dense {
         DenseWorkload wl;
         DenseOperands ops;
@@ -66,7 +72,7 @@ struct VtaSimMeasurer::Case {
         AluWorkload wl;
         AluOperands ops;
     };
-    std::variant<Conv2d, Dense, Alu> op;
+    std::variant<Conv2d, GroupConv2d, Dense, Alu> op;
     std::vector<EpilogueOp> epilogue;
     std::vector<int8_t> reference;
     std::set<std::int64_t> verified;  ///< config indices whose output was compared
@@ -95,6 +101,16 @@ VtaSimMeasurer::Case& VtaSimMeasurer::caseFor(const std::string& taskName, const
         cc.ops = randomConv2dOperands(m_cfg, cc.wl, true, seed);
         c->reference = conv2dPackedReference(m_cfg, cc.wl, c->epilogue, cc.ops);
         c->op = std::move(cc);
+    } else if (taskName == kGroupConv2dPackedTask) {
+        Case::GroupConv2d gc{groupConv2dWorkloadFromArgs(args, &shape), {}};
+        sameShape();
+        const auto& w = gc.wl;
+        checkSize(taskName, "data", std::int64_t(w.batch) * w.inFilter * w.height * w.width);
+        checkSize(taskName, "kernel", std::int64_t(w.outFilter) * (w.inFilter / w.groups) * w.hkernel * w.wkernel);
+        checkSize(taskName, "output", std::int64_t(w.batch) * w.outFilter * w.outHeight() * w.outWidth());
+        gc.ops = randomGroupConv2dOperands(m_cfg, gc.wl, true, seed);
+        c->reference = groupConv2dPackedReference(m_cfg, gc.wl, c->epilogue, gc.ops);
+        c->op = std::move(gc);
     } else if (taskName == kDensePackedTask) {
         Case::Dense dc{denseWorkloadFromArgs(args, &shape), {}};
         sameShape();
@@ -125,6 +141,8 @@ VtaMeasureOutcome VtaSimMeasurer::measure(const std::string& taskName, const ojs
                 using T = std::decay_t<decltype(op)>;
                 if constexpr (std::is_same_v<T, Case::Conv2d>)
                     return runConv2dPacked(sim, op.wl, Conv2dSchedule::fromConfig(config), c.epilogue, op.ops);
+                else if constexpr (std::is_same_v<T, Case::GroupConv2d>)
+                    return runGroupConv2dPacked(sim, op.wl, Conv2dSchedule::fromConfig(config), c.epilogue, op.ops);
                 else if constexpr (std::is_same_v<T, Case::Dense>)
                     return runDensePacked(sim, op.wl, DenseSchedule::fromConfig(config), c.epilogue, op.ops);
                 else

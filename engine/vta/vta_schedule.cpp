@@ -39,6 +39,19 @@ int threadKnob(const autotvm::ConfigEntity& config, const char* name) {
     return v.get<int>();
 }
 
+// conv2d_packed.vta's and group_conv2d_packed.vta's knobs; `ciBlocks`: the reduction's channel blocks.
+autotvm::ConfigSpace convSpace(const Conv2dWorkload& wl, const VtaConfig& cfg, int ciBlocks) {
+    autotvm::ConfigSpace space;
+    space.defineSplit("tile_b", wl.batch / cfg.batch(), split2());
+    space.defineSplit("tile_h", wl.outHeight(), split2());
+    space.defineSplit("tile_w", wl.outWidth(), split2());
+    space.defineSplit("tile_ci", ciBlocks, split2());
+    space.defineSplit("tile_co", wl.outFilter / cfg.blockOut(), split2());
+    space.defineKnob("oc_nthread", {1, 2});
+    space.defineKnob("h_nthread", {1, 2});
+    return space;
+}
+
 }  // namespace
 
 int64_t Conv2dWorkload::macs() const {
@@ -70,6 +83,24 @@ std::string Conv2dWorkload::str() const {
     s << " stride " << hstride;
     if (wstride != hstride) s << "," << wstride;
     return s.str();
+}
+
+int64_t GroupConv2dWorkload::macs() const { return Conv2dWorkload::macs() / groups; }
+
+void GroupConv2dWorkload::validate(const VtaConfig& cfg) const {
+    const std::string what = "VTA " + str();
+    checkPositive(what, "groups", groups);
+    Conv2dWorkload::validate(cfg);
+    TB_USER_CHECK(inFilter % groups == 0 && outFilter % groups == 0)
+        << what << ": groups " << groups << " does not divide in_filter " << inFilter << " and out_filter " << outFilter;
+    checkMultiple(what, "in_filter / groups", inFilter / groups, cfg.blockIn(), "BLOCK_IN");
+    checkMultiple(what, "out_filter / groups", outFilter / groups, cfg.blockOut(), "BLOCK_OUT");
+}
+
+std::string GroupConv2dWorkload::str() const {
+    std::string s = Conv2dWorkload::str();
+    const auto comma = s.find(',');
+    return "group_" + s.substr(0, comma) + " groups " + std::to_string(groups) + s.substr(comma);
 }
 
 void DenseWorkload::validate(const VtaConfig& cfg) const {
@@ -156,15 +187,12 @@ std::string AluSchedule::str() const {
 
 autotvm::ConfigSpace conv2dConfigSpace(const Conv2dWorkload& wl, const VtaConfig& cfg) {
     wl.validate(cfg);
-    autotvm::ConfigSpace space;
-    space.defineSplit("tile_b", wl.batch / cfg.batch(), split2());
-    space.defineSplit("tile_h", wl.outHeight(), split2());
-    space.defineSplit("tile_w", wl.outWidth(), split2());
-    space.defineSplit("tile_ci", wl.inFilter / cfg.blockIn(), split2());
-    space.defineSplit("tile_co", wl.outFilter / cfg.blockOut(), split2());
-    space.defineKnob("oc_nthread", {1, 2});
-    space.defineKnob("h_nthread", {1, 2});
-    return space;
+    return convSpace(wl, cfg, wl.inFilter / cfg.blockIn());
+}
+
+autotvm::ConfigSpace groupConv2dConfigSpace(const GroupConv2dWorkload& wl, const VtaConfig& cfg) {
+    wl.validate(cfg);
+    return convSpace(wl, cfg, wl.inFilter / wl.groups / cfg.blockIn());
 }
 
 autotvm::ConfigSpace denseConfigSpace(const DenseWorkload& wl, const VtaConfig& cfg) {

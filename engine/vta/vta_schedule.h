@@ -23,6 +23,9 @@
 ///   oc_nthread [1, 2].
 /// - `add.vta` / `multiply.vta` (schedule_alu_packed): tile_co (channel blocks), tile_h (rows),
 ///   tile_w (columns); no virtual threads.
+/// - `group_conv2d_packed.vta` (vta_group_conv2d.py): the knobs of conv2d_packed.vta in the same
+///   order, tile_ci splitting the kernel's reduction axis C/groups/BLOCK_IN (a group's input
+///   channel blocks), tile_co the output channel blocks O/BLOCK_OUT.
 /// Knob values are the *inner* split factors, i.e. tile sizes: a conv2d output tile is tile_co
 /// channel blocks x tile_h rows x tile_w columns.
 
@@ -52,6 +55,26 @@ struct Conv2dWorkload {
     /// then hold only padding), or the output would be empty.
     void validate(const VtaConfig& cfg) const;
     /// "conv2d_packed 1x64x56x56 -> 64, 3x3 pad 1 stride 1".
+    std::string str() const;
+};
+
+/// A packed grouped conv2d (TVM's group_conv2d_packed, vta_group_conv2d.py): the conv2d shape
+/// plus `groups`; output channel block c reads input channel blocks
+/// [c / (O/BO/groups) * (C/BI/groups), +C/BI/groups). Layouts: data (N/B, C/BI, H, W, B, BI) int8,
+/// kernel (O/BO, C/groups/BI, KH, KW, BO, BI) int8, bias (N/B, O/BO, 1, 1, B, BO) int32, output as
+/// conv2d's. groups == C/BI == O/BO is the packed depthwise convolution of mobilenet-style layers.
+struct GroupConv2dWorkload : Conv2dWorkload {
+    int groups = 1;
+    /// Multiply-accumulates actually done: N * O * OH * OW * (C/groups) * KH * KW. (TVM's
+    /// cfg.add_flop counts 2 * N * O * OH * OW * C * KH * KW, without the 1/groups, which would
+    /// put a depthwise layer's GFLOPS above VTA's peak; the task's flop is 2 x these MACs.)
+    int64_t macs() const;
+    /// Conv2dWorkload::validate, then tb::UserError when groups is not positive, does not divide
+    /// the input and output channels, or a group's input or output channels are not a multiple of
+    /// BLOCK_IN / BLOCK_OUT (TVM asserts group * kshape[1] == ishape[1], kshape[0] % group == 0 on
+    /// the packed shapes).
+    void validate(const VtaConfig& cfg) const;
+    /// "group_conv2d_packed 1x256x14x14 -> 256 groups 16, 3x3 pad 1 stride 1".
     std::string str() const;
 };
 
@@ -117,6 +140,9 @@ struct AluSchedule {
 /// conv2d_packed.vta's space for `wl` (knob order and candidates as vta_conv2d.py). Throws
 /// tb::UserError when the workload is invalid (Conv2dWorkload::validate).
 autotvm::ConfigSpace conv2dConfigSpace(const Conv2dWorkload& wl, const VtaConfig& cfg);
+/// group_conv2d_packed.vta's space for `wl` (vta_group_conv2d.py; the schedule is a
+/// Conv2dSchedule). Throws tb::UserError when the workload is invalid.
+autotvm::ConfigSpace groupConv2dConfigSpace(const GroupConv2dWorkload& wl, const VtaConfig& cfg);
 /// dense_packed.vta's space for `wl` (vta_dense.py).
 autotvm::ConfigSpace denseConfigSpace(const DenseWorkload& wl, const VtaConfig& cfg);
 /// add.vta / multiply.vta's space for `wl` (op.py schedule_alu_packed).

@@ -99,16 +99,17 @@ ojson denseTaskArgs(const VtaConfig& cfg, const DenseWorkload& wl) {
                          tensorArg({wl.outFeat / BO, wl.inFeat / BI, BO, BI}), nullptr, "int32"});
 }
 
-Conv2dWorkload conv2dWorkloadFromArgs(const ojson& args, VtaConfig* shapeCfg) {
-    const std::string task = kConv2dPackedTask;
-    TB_USER_CHECK(args.is_array() && args.size() == 7)
-        << task << ": args must be [data, kernel, strides, padding, dilation, layout, out_dtype], got " << args.dump();
+namespace {
+
+// The shape of conv2d_packed / group_conv2d_packed args (data, kernel, strides, padding,
+// dilation), the kernel reducing over d[1] / groups channel blocks; the workload is not validated.
+Conv2dWorkload convFromArgs(const std::string& task, const ojson& args, int groups, VtaConfig& cfg) {
     const std::vector<int> d = tensorShape(task, args[0], 6, "data");
     const std::vector<int> k = tensorShape(task, args[1], 6, "kernel");
-    const VtaConfig cfg = shapeConfig(task, d[4], d[5], k[4]);
-    TB_USER_CHECK(k[5] == d[5] && k[1] == d[1])
+    cfg = shapeConfig(task, d[4], d[5], k[4]);
+    TB_USER_CHECK(k[5] == d[5] && int64_t(k[1]) * groups == d[1])
         << task << ": the kernel " << args[1][1].dump() << " does not reduce over the data's channels "
-        << args[0][1].dump();
+        << args[0][1].dump() << (groups == 1 ? "" : " divided into " + std::to_string(groups) + " groups");
     const auto [sh, sw] = intPair(task, args[2], "strides");
     TB_USER_CHECK(args[4] == ojson::array({1, 1})) << task << ": VTA supports dilation [1, 1] only, got "
                                                    << args[4].dump();
@@ -120,12 +121,48 @@ Conv2dWorkload conv2dWorkloadFromArgs(const ojson& args, VtaConfig* shapeCfg) {
         TB_USER_CHECK(pad[2] == pad[0] && pad[3] == pad[1])
             << task << ": asymmetric padding " << pad.dump() << " is not supported";
     }
-    TB_USER_CHECK(args[5] == packedLayout(cfg))
-        << task << ": layout " << args[5].dump() << " does not match the packed shapes (" << packedLayout(cfg) << ")";
     Conv2dWorkload wl;
     wl.batch = d[0] * d[4], wl.inFilter = d[1] * d[5], wl.height = d[2], wl.width = d[3];
     wl.outFilter = k[0] * k[4], wl.hkernel = k[2], wl.wkernel = k[3];
     wl.hstride = sh, wl.wstride = sw, wl.hpad = hp, wl.wpad = wp;
+    return wl;
+}
+
+}  // namespace
+
+Conv2dWorkload conv2dWorkloadFromArgs(const ojson& args, VtaConfig* shapeCfg) {
+    const std::string task = kConv2dPackedTask;
+    TB_USER_CHECK(args.is_array() && args.size() == 7)
+        << task << ": args must be [data, kernel, strides, padding, dilation, layout, out_dtype], got " << args.dump();
+    VtaConfig cfg;
+    const Conv2dWorkload wl = convFromArgs(task, args, 1, cfg);
+    TB_USER_CHECK(args[5] == packedLayout(cfg))
+        << task << ": layout " << args[5].dump() << " does not match the packed shapes (" << packedLayout(cfg) << ")";
+    wl.validate(cfg);
+    if (shapeCfg) *shapeCfg = cfg;
+    return wl;
+}
+
+ojson groupConv2dTaskArgs(const VtaConfig& cfg, const GroupConv2dWorkload& wl) {
+    wl.validate(cfg);
+    const int B = cfg.batch(), BI = cfg.blockIn(), BO = cfg.blockOut();
+    return ojson::array({tensorArg({wl.batch / B, wl.inFilter / BI, wl.height, wl.width, B, BI}),
+                         tensorArg({wl.outFilter / BO, wl.inFilter / wl.groups / BI, wl.hkernel, wl.wkernel, BO, BI}),
+                         ojson::array({wl.hstride, wl.wstride}), ojson::array({wl.hpad, wl.wpad, wl.hpad, wl.wpad}),
+                         ojson::array({1, 1}), wl.groups, "int32"});
+}
+
+GroupConv2dWorkload groupConv2dWorkloadFromArgs(const ojson& args, VtaConfig* shapeCfg) {
+    const std::string task = kGroupConv2dPackedTask;
+    TB_USER_CHECK(args.is_array() && args.size() == 7)
+        << task << ": args must be [data, kernel, strides, padding, dilation, groups, out_dtype], got " << args.dump();
+    TB_USER_CHECK(args[5].is_number_integer() && args[5].get<int64_t>() > 0 && args[5].get<int64_t>() <= (1 << 20))
+        << task << ": groups must be a positive integer, got " << args[5].dump();
+    TB_USER_CHECK(args[6] == "int32") << task << ": out_dtype must be \"int32\" (TVM asserts it), got " << args[6].dump();
+    VtaConfig cfg;
+    GroupConv2dWorkload wl;
+    wl.groups = args[5].get<int>();
+    static_cast<Conv2dWorkload&>(wl) = convFromArgs(task, args, wl.groups, cfg);
     wl.validate(cfg);
     if (shapeCfg) *shapeCfg = cfg;
     return wl;
@@ -224,6 +261,18 @@ std::vector<NamedAluWorkload> resnet18AluWorkloads(const VtaConfig& cfg) {
     return out;
 }
 
+std::vector<NamedGroupConv2dWorkload> mobilenetGroupConv2dWorkloads(const VtaConfig& cfg) {
+    auto conv = [&](const char* name, int hw, int c, int groups, int stride) {
+        GroupConv2dWorkload wl;
+        wl.batch = cfg.batch(), wl.height = wl.width = hw, wl.inFilter = wl.outFilter = c, wl.groups = groups;
+        wl.hkernel = wl.wkernel = 3, wl.hpad = wl.wpad = 1, wl.hstride = wl.wstride = stride;
+        return NamedGroupConv2dWorkload{name, wl};
+    };
+    const int BO = cfg.blockOut();
+    return {conv("G1", 56, 128, 128 / BO, 1), conv("G2", 56, 128, 128 / BO, 2), conv("G3", 28, 256, 256 / BO, 1),
+            conv("G4", 14, 512, 512 / BO, 1), conv("G5", 14, 256, 256 / (2 * BO), 1), conv("G6", 7, 1024, 1024 / BO, 1)};
+}
+
 std::vector<NamedConv2dWorkload> resnet18Conv2dWorkloads(const VtaConfig& cfg) {
     auto conv = [&](const char* name, int hw, int ci, int co, int k, int pad, int stride) {
         Conv2dWorkload wl;
@@ -238,7 +287,7 @@ std::vector<NamedConv2dWorkload> resnet18Conv2dWorkloads(const VtaConfig& cfg) {
 }
 
 bool isVtaTaskName(const std::string& taskName) {
-    return taskName == kConv2dPackedTask || taskName == kDensePackedTask || taskName == kAddTask ||
+    return taskName == kConv2dPackedTask || taskName == kGroupConv2dPackedTask || taskName == kDensePackedTask || taskName == kAddTask ||
            taskName == kMultiplyTask;
 }
 
@@ -247,6 +296,10 @@ autotvm::ConfigSpace vtaTaskSpace(const std::string& taskName, const ojson& args
     if (taskName == kConv2dPackedTask) {
         const Conv2dWorkload wl = conv2dWorkloadFromArgs(args, &cfg);
         return conv2dConfigSpace(wl, cfg);
+    }
+    if (taskName == kGroupConv2dPackedTask) {
+        const GroupConv2dWorkload wl = groupConv2dWorkloadFromArgs(args, &cfg);
+        return groupConv2dConfigSpace(wl, cfg);
     }
     if (taskName == kDensePackedTask) {
         const DenseWorkload wl = denseWorkloadFromArgs(args, &cfg);
@@ -257,7 +310,7 @@ autotvm::ConfigSpace vtaTaskSpace(const std::string& taskName, const ojson& args
         return aluConfigSpace(wl, cfg);
     }
     TB_USER_ERROR() << "'" << taskName
-                    << "' is not a VTA task (conv2d_packed.vta, dense_packed.vta, add.vta, multiply.vta)";
+                    << "' is not a VTA task (conv2d_packed.vta, group_conv2d_packed.vta, dense_packed.vta, add.vta, multiply.vta)";
 }
 
 }  // namespace tb::vta

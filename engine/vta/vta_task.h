@@ -12,6 +12,10 @@
 ///   KH, KW, BO, BI], "int8"], [sh, sw], [top, left, bottom, right], [1, 1] (dilation),
 ///   "NCHW{B}n{BI}c", "int32"]` (the compute signature conv2d_packed(data, kernel, strides,
 ///   padding, dilation, layout, out_dtype));
+/// - group_conv2d_packed.vta (vta_group_conv2d.py, relay's strategy wrap_compute_conv2d with
+///   has_groups): `[data as conv2d's, ["TENSOR", [O/BO, C/groups/BI, KH, KW, BO, BI], "int8"],
+///   [sh, sw], [top, left, bottom, right], [1, 1], groups, "int32"]`
+///   (group_conv2d_packed(data, kernel, strides, padding, dilation, group, out_dtype));
 /// - dense_packed.vta: `[["TENSOR", [N/B, C/BI, B, BI], "int8"], ["TENSOR", [O/BO, C/BI, BO, BI],
 ///   "int8"], null (no bias), "int32"]` (dense_packed(data, weight, bias, out_dtype)).
 /// - add.vta / multiply.vta (op.py add_packed(cfg, lhs, rhs) / multiply_packed, registered for the
@@ -41,6 +45,8 @@ namespace tb::vta {
 /// "conv2d_packed.vta" and "dense_packed.vta".
 inline constexpr const char* kConv2dPackedTask = "conv2d_packed.vta";
 inline constexpr const char* kDensePackedTask = "dense_packed.vta";
+/// "group_conv2d_packed.vta".
+inline constexpr const char* kGroupConv2dPackedTask = "group_conv2d_packed.vta";
 /// "add.vta" and "multiply.vta" (the names aluTemplateName gives).
 inline constexpr const char* kAddTask = "add.vta";
 inline constexpr const char* kMultiplyTask = "multiply.vta";
@@ -68,6 +74,14 @@ nlohmann::ordered_json denseTaskArgs(const VtaConfig& cfg, const DenseWorkload& 
 /// disagree, a non-power-of-two BATCH or BLOCK, dilation other than 1, asymmetric padding).
 Conv2dWorkload conv2dWorkloadFromArgs(const nlohmann::ordered_json& args, VtaConfig* shapeCfg = nullptr);
 DenseWorkload denseWorkloadFromArgs(const nlohmann::ordered_json& args, VtaConfig* shapeCfg = nullptr);
+
+/// The record args of a group_conv2d_packed.vta task (file comment). Throws tb::UserError when
+/// the workload is invalid for `cfg` (GroupConv2dWorkload::validate).
+nlohmann::ordered_json groupConv2dTaskArgs(const VtaConfig& cfg, const GroupConv2dWorkload& wl);
+/// Reads them back (as conv2dWorkloadFromArgs). Throws tb::UserError naming the problem: wrong
+/// arity, groups not a positive integer, out_dtype not int32, a kernel whose channel blocks times
+/// groups are not the data's, and conv2dWorkloadFromArgs' errors.
+GroupConv2dWorkload groupConv2dWorkloadFromArgs(const nlohmann::ordered_json& args, VtaConfig* shapeCfg = nullptr);
 
 /// The record args of an add.vta / multiply.vta task (file comment): lhs and rhs packed tensors of
 /// the workload's shape with dtype int8 or int32 (AluWorkload::lhsInt8 / rhsInt8); with
@@ -104,6 +118,17 @@ struct NamedConv2dWorkload {
 /// (vta/tests/python/integration/test_benchmark_topi_conv2d.py) at batch cfg.batch(); C1, the
 /// first 7x7 layer, stays on the CPU in TVM's VTA flow.
 std::vector<NamedConv2dWorkload> resnet18Conv2dWorkloads(const VtaConfig& cfg);
+
+/// A grouped workload with a short name ("G1").
+struct NamedGroupConv2dWorkload {
+    std::string name;
+    GroupConv2dWorkload wl;
+};
+/// Mobilenet-like 3x3 pad-1 grouped layers at batch cfg.batch() (C = O): G1 56x56x128 and G2 (its
+/// stride-2 form), G3 28x28x256, G4 14x14x512, G6 7x7x1024 with groups = C/BLOCK (the packed
+/// depthwise form: one channel block per group), G5 14x14x256 with two blocks per group
+/// (resnext-like).
+std::vector<NamedGroupConv2dWorkload> mobilenetGroupConv2dWorkloads(const VtaConfig& cfg);
 
 /// An ALU workload with a short name ("add_64x56x56").
 struct NamedAluWorkload {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// VTA's packed operators: conv2d_packed, dense_packed, add.vta and multiply.vta lowered from their
+// VTA's packed operators: conv2d_packed, group_conv2d_packed (grouped and depthwise-like layers),
+// dense_packed, add.vta and multiply.vta lowered from their
 // AutoTVM configs to instruction streams, run on the simulator and compared bit for bit with the
 // plain-loop int8 references; the config spaces (TVM's knobs and index decoding), the configs that
 // must be rejected (SRAM, micro-op dependences, 2-D DMA, thread tails), the simulator's counters
@@ -43,15 +44,52 @@ Conv2dWorkload convNamed(const QString& name) {
     if (name == QLatin1String("3x3s1c64")) return conv(1, 7, 7, 64, 32, 3, 1, 1);   // C11 kind
     if (name == QLatin1String("1x1s1")) return conv(1, 8, 8, 64, 32, 1, 0, 1);      // 1x1, whole rows
     if (name == QLatin1String("3x3batch2")) return conv(2, 6, 6, 16, 32, 3, 1, 1);  // two images
+    // group_conv2d_packed's (the groups are a column of the tests): depthwise-like with groups =
+    // channel blocks, resnext-like with two blocks per group.
+    if (name == QLatin1String("dw3x3")) return conv(1, 14, 14, 64, 64, 3, 1, 1);
+    if (name == QLatin1String("dw3x3s2")) return conv(1, 14, 14, 32, 32, 3, 1, 2);
+    if (name == QLatin1String("dw1x1")) return conv(1, 8, 8, 64, 64, 1, 0, 1);
+    if (name == QLatin1String("dw3x3nopad")) return conv(1, 10, 10, 64, 64, 3, 0, 1);
+    if (name == QLatin1String("dw3x3small")) return conv(1, 8, 8, 64, 64, 3, 1, 1);
+    if (name == QLatin1String("rx1x1")) return conv(1, 8, 8, 128, 128, 1, 0, 1);
     return {};
+}
+
+GroupConv2dWorkload grouped(const Conv2dWorkload& wl, int groups) {
+    GroupConv2dWorkload g;
+    static_cast<Conv2dWorkload&>(g) = wl;
+    g.groups = groups;
+    return g;
+}
+
+// conv2d_packed (groups 1) or group_conv2d_packed through the public entry points.
+Conv2dOperands operands(const VtaConfig& cfg, const Conv2dWorkload& wl, int groups, bool bias, uint32_t seed) {
+    return groups == 1 ? randomConv2dOperands(cfg, wl, bias, seed) : randomGroupConv2dOperands(cfg, grouped(wl, groups), bias, seed);
+}
+std::vector<int8_t> reference(const VtaConfig& cfg, const Conv2dWorkload& wl, int groups,
+                              const std::vector<EpilogueOp>& epilogue, const Conv2dOperands& ops) {
+    return groups == 1 ? conv2dPackedReference(cfg, wl, epilogue, ops)
+                       : groupConv2dPackedReference(cfg, grouped(wl, groups), epilogue, ops);
+}
+PackedOpResult run(Simulator& sim, const Conv2dWorkload& wl, int groups, const Conv2dSchedule& s,
+                   const std::vector<EpilogueOp>& epilogue, const Conv2dOperands& ops) {
+    return groups == 1 ? runConv2dPacked(sim, wl, s, epilogue, ops)
+                       : runGroupConv2dPacked(sim, grouped(wl, groups), s, epilogue, ops);
+}
+SramUse check(const VtaConfig& cfg, const Conv2dWorkload& wl, int groups, const Conv2dSchedule& s,
+              const std::vector<EpilogueOp>& epilogue) {
+    return groups == 1 ? checkConv2dSchedule(cfg, wl, s, epilogue) : checkGroupConv2dSchedule(cfg, grouped(wl, groups), s, epilogue);
 }
 
 // The loop structure's counters of a conv2d config, computed here from the tiles (not by the
 // library): input bytes of every clipped window, weight bytes of every reduction step, GEMM
-// iterations, ALU iterations, output and bias bytes.
+// iterations, ALU iterations, output and bias bytes. Grouped: C/groups/BI/tile_ci reduction steps;
+// the window holds tile_ci + (tile_co - 1) * C/groups/BI channel blocks when a group has one
+// output block (TVM's bound box of the input channel index), tile_ci otherwise.
 SimStats expectedConvStats(const VtaConfig& cfg, const Conv2dWorkload& wl, const Conv2dSchedule& s, int epilogueOps,
-                           bool bias) {
+                           bool bias, int groups = 1) {
     const int64_t NB = wl.batch / cfg.batch(), CI = wl.inFilter / cfg.blockIn(), CO = wl.outFilter / cfg.blockOut();
+    const int64_t CIg = CI / groups, chans = s.tileCi + (CO / groups == 1 ? (s.tileCo - 1) * CIg : 0);
     const int64_t OH = wl.outHeight(), OW = wl.outWidth();
     const int64_t rows = int64_t(s.tileH - 1) * wl.hstride + wl.hkernel, cols = int64_t(s.tileW - 1) * wl.wstride + wl.wkernel;
     SimStats st;
@@ -64,14 +102,14 @@ SimStats expectedConvStats(const VtaConfig& cfg, const Conv2dWorkload& wl, const
                     const int64_t y0 = oh0 * wl.hstride - wl.hpad, x0 = ow0 * wl.wstride - wl.wpad;
                     const int64_t validRows = std::min<int64_t>(wl.height, y0 + rows) - std::max<int64_t>(0, y0);
                     const int64_t validCols = std::min<int64_t>(wl.width, x0 + cols) - std::max<int64_t>(0, x0);
-                    for (int64_t ko = 0; ko < CI / s.tileCi; ++ko) {
-                        st.inp_load_nbytes += uint64_t(s.tileCi * validRows * validCols * cfg.inpElemBytes());
+                    for (int64_t ko = 0; ko < CIg / s.tileCi; ++ko) {
+                        st.inp_load_nbytes += uint64_t(chans * validRows * validCols * cfg.inpElemBytes());
                         st.wgt_load_nbytes +=
                             uint64_t(int64_t(s.tileCo) * s.tileCi * wl.hkernel * wl.wkernel * cfg.wgtElemBytes());
                     }
                 }
     const int64_t outElems = NB * CO * OH * OW;
-    st.gemm_counter = uint64_t(outElems * CI * wl.hkernel * wl.wkernel);
+    st.gemm_counter = uint64_t(outElems * CIg * wl.hkernel * wl.wkernel);
     st.alu_counter = uint64_t(epilogueOps * outElems);
     st.out_store_nbytes = uint64_t(outElems * cfg.outElemBytes());
     st.acc_load_nbytes = bias ? uint64_t(tiles * s.tileCo * cfg.accElemBytes()) : 0;
@@ -144,18 +182,31 @@ private Q_SLOTS:
         QTest::addColumn<int>("ocN");
         QTest::addColumn<int>("hN");
         QTest::addColumn<bool>("bias");
-        QTest::addRow("3x3s1 rows7 full-width") << "3x3s1" << 7 << 14 << 1 << 1 << 1 << 1 << true;
-        QTest::addRow("3x3s1 oc threads") << "3x3s1" << 7 << 14 << 1 << 1 << 2 << 1 << true;
-        QTest::addRow("3x3s1 h threads co2") << "3x3s1" << 7 << 14 << 1 << 2 << 1 << 2 << false;
-        QTest::addRow("3x3s1 one column") << "3x3s1" << 14 << 1 << 1 << 2 << 1 << 1 << true;
-        QTest::addRow("1x1s2 co2 oc threads") << "1x1s2" << 7 << 7 << 1 << 2 << 2 << 1 << false;
-        QTest::addRow("1x1s2 one row co4") << "1x1s2" << 1 << 7 << 1 << 4 << 1 << 1 << true;
-        QTest::addRow("3x3s2 oc threads") << "3x3s2" << 7 << 7 << 1 << 2 << 2 << 1 << true;
-        QTest::addRow("3x3s2 one column") << "3x3s2" << 7 << 1 << 1 << 4 << 1 << 1 << false;
-        QTest::addRow("3x3s1c64 oc threads") << "3x3s1c64" << 7 << 7 << 1 << 1 << 2 << 1 << true;
-        QTest::addRow("1x1s1 ci2 whole rows") << "1x1s1" << 4 << 8 << 2 << 2 << 1 << 1 << true;
-        QTest::addRow("1x1s1 four threads") << "1x1s1" << 4 << 8 << 4 << 1 << 2 << 2 << false;
-        QTest::addRow("3x3batch2 oc threads") << "3x3batch2" << 6 << 6 << 1 << 1 << 2 << 1 << true;
+        QTest::addColumn<int>("groups");
+        QTest::addRow("3x3s1 rows7 full-width") << "3x3s1" << 7 << 14 << 1 << 1 << 1 << 1 << true << 1;
+        QTest::addRow("3x3s1 oc threads") << "3x3s1" << 7 << 14 << 1 << 1 << 2 << 1 << true << 1;
+        QTest::addRow("3x3s1 h threads co2") << "3x3s1" << 7 << 14 << 1 << 2 << 1 << 2 << false << 1;
+        QTest::addRow("3x3s1 one column") << "3x3s1" << 14 << 1 << 1 << 2 << 1 << 1 << true << 1;
+        QTest::addRow("1x1s2 co2 oc threads") << "1x1s2" << 7 << 7 << 1 << 2 << 2 << 1 << false << 1;
+        QTest::addRow("1x1s2 one row co4") << "1x1s2" << 1 << 7 << 1 << 4 << 1 << 1 << true << 1;
+        QTest::addRow("3x3s2 oc threads") << "3x3s2" << 7 << 7 << 1 << 2 << 2 << 1 << true << 1;
+        QTest::addRow("3x3s2 one column") << "3x3s2" << 7 << 1 << 1 << 4 << 1 << 1 << false << 1;
+        QTest::addRow("3x3s1c64 oc threads") << "3x3s1c64" << 7 << 7 << 1 << 1 << 2 << 1 << true << 1;
+        QTest::addRow("1x1s1 ci2 whole rows") << "1x1s1" << 4 << 8 << 2 << 2 << 1 << 1 << true << 1;
+        QTest::addRow("1x1s1 four threads") << "1x1s1" << 4 << 8 << 4 << 1 << 2 << 2 << false << 1;
+        QTest::addRow("3x3batch2 oc threads") << "3x3batch2" << 6 << 6 << 1 << 1 << 2 << 1 << true << 1;
+        // group_conv2d_packed.vta (each group reduces over its own channel blocks).
+        QTest::addRow("dw3x3 rows7") << "dw3x3" << 7 << 14 << 1 << 1 << 1 << 1 << true << 4;
+        QTest::addRow("dw3x3 oc threads") << "dw3x3" << 7 << 14 << 1 << 1 << 2 << 1 << true << 4;
+        QTest::addRow("dw3x3 h threads") << "dw3x3" << 7 << 14 << 1 << 1 << 1 << 2 << false << 4;
+        QTest::addRow("dw3x3s2 oc threads") << "dw3x3s2" << 7 << 7 << 1 << 1 << 2 << 1 << true << 2;
+        QTest::addRow("dw1x1 co4 window of 4 blocks") << "dw1x1" << 4 << 8 << 1 << 4 << 1 << 1 << true << 4;
+        QTest::addRow("dw1x1 four threads") << "dw1x1" << 4 << 8 << 1 << 1 << 2 << 2 << false << 4;
+        QTest::addRow("dw3x3nopad co2") << "dw3x3nopad" << 8 << 8 << 1 << 2 << 1 << 1 << true << 4;
+        QTest::addRow("rx3x3 co2 in one group") << "dw3x3" << 7 << 14 << 1 << 2 << 1 << 1 << true << 2;
+        QTest::addRow("rx3x3 oc threads") << "dw3x3" << 7 << 14 << 1 << 1 << 2 << 1 << false << 2;
+        QTest::addRow("rx1x1 ci2 co2") << "rx1x1" << 4 << 8 << 2 << 2 << 1 << 1 << true << 4;
+        QTest::addRow("rx1x1 four threads") << "rx1x1" << 4 << 8 << 2 << 1 << 2 << 2 << true << 4;
     }
     void testConv2dMatchesReference() {
         QFETCH(QString, workload);
@@ -166,51 +217,64 @@ private Q_SLOTS:
         QFETCH(int, ocN);
         QFETCH(int, hN);
         QFETCH(bool, bias);
+        QFETCH(int, groups);
         const VtaConfig cfg;
         const Conv2dWorkload wl = convNamed(workload);
         const Conv2dSchedule s = convSched(h, w, ci, co, ocN, hN);
         const auto epilogue = conv2dEpilogue(bias);
-        const Conv2dOperands ops = randomConv2dOperands(cfg, wl, bias, 7);
-        const auto ref = conv2dPackedReference(cfg, wl, epilogue, ops);
+        const Conv2dOperands ops = operands(cfg, wl, groups, bias, 7);
+        const auto ref = reference(cfg, wl, groups, epilogue, ops);
         // The reference is not degenerate: the clip leaves both zeros and positive values.
         QVERIFY(std::count(ref.begin(), ref.end(), 0) > 0);
         QVERIFY(std::count_if(ref.begin(), ref.end(), [](int8_t v) { return v > 0; }) > 0);
         Simulator sim(cfg);
-        const PackedOpResult r = runConv2dPacked(sim, wl, s, epilogue, ops);
+        const PackedOpResult r = run(sim, wl, groups, s, epilogue, ops);
         QVERIFY(r.output == ref);
-        QCOMPARE(withoutUops(r.report.stats), expectedConvStats(cfg, wl, s, int(epilogue.size()), bias));
+        QCOMPARE(withoutUops(r.report.stats), expectedConvStats(cfg, wl, s, int(epilogue.size()), bias, groups));
         QVERIFY(r.report.stats.uop_load_nbytes > 0);
-        QCOMPARE(r.report.macs, uint64_t(wl.macs()));
-        QCOMPARE(checkConv2dSchedule(cfg, wl, s, epilogue).threads, ocN * hN);
+        QCOMPARE(r.report.macs, uint64_t(grouped(wl, groups).macs()));
+        QCOMPARE(check(cfg, wl, groups, s, epilogue).threads, ocN * hN);
+        if (groups == 1) {
+            // One group is conv2d_packed: group_conv2d_packed gives the same reference and output.
+            const GroupConv2dWorkload one = grouped(wl, 1);
+            QVERIFY(groupConv2dPackedReference(cfg, one, epilogue, ops) == ref);
+            Simulator sim1(cfg);
+            QVERIFY(runGroupConv2dPacked(sim1, one, s, epilogue, ops).output == ref);
+        }
     }
 
     // Every config of two small spaces either instantiates and then equals the reference bit for
     // bit, or is rejected with a tb::UserError naming the template; both happen.
     void testConv2dWholeSpace_data() {
         QTest::addColumn<QString>("workload");
-        QTest::addRow("1x1s1") << "1x1s1";
-        QTest::addRow("3x3s1c64") << "3x3s1c64";
+        QTest::addColumn<int>("groups");
+        QTest::addRow("1x1s1") << "1x1s1" << 1;
+        QTest::addRow("3x3s1c64") << "3x3s1c64" << 1;
+        QTest::addRow("dw3x3small groups4") << "dw3x3small" << 4;
     }
     void testConv2dWholeSpace() {
         QFETCH(QString, workload);
+        QFETCH(int, groups);
         const VtaConfig cfg;
         const Conv2dWorkload wl = convNamed(workload);
         const auto epilogue = conv2dEpilogue(true);
-        const Conv2dOperands ops = randomConv2dOperands(cfg, wl, true, 11);
-        const auto ref = conv2dPackedReference(cfg, wl, epilogue, ops);
-        const auto space = conv2dConfigSpace(wl, cfg);
+        const Conv2dOperands ops = operands(cfg, wl, groups, true, 11);
+        const auto ref = reference(cfg, wl, groups, epilogue, ops);
+        const auto space = groups == 1 ? conv2dConfigSpace(wl, cfg) : groupConv2dConfigSpace(grouped(wl, groups), cfg);
+        const QString prefix = groups == 1 ? QStringLiteral("VTA conv2d_packed.vta config [")
+                                           : QStringLiteral("VTA group_conv2d_packed.vta config [");
         int ran = 0, rejected = 0, threaded = 0;
         for (int64_t i = 0; i < space.size(); ++i) {
             const Conv2dSchedule s = Conv2dSchedule::fromConfig(space.get(i));
             Simulator sim(cfg);
             try {
-                const PackedOpResult r = runConv2dPacked(sim, wl, s, epilogue, ops);
+                const PackedOpResult r = run(sim, wl, groups, s, epilogue, ops);
                 QVERIFY2(r.output == ref, s.str().c_str());
-                QCOMPARE(r.report.stats.gemm_counter, uint64_t(wl.macs() / cfg.peakMacsPerCycle()));
+                QCOMPARE(r.report.stats.gemm_counter, uint64_t(grouped(wl, groups).macs() / cfg.peakMacsPerCycle()));
                 ++ran;
                 threaded += s.ocNthread * s.hNthread > 1;
             } catch (const tb::UserError& e) {
-                QVERIFY2(QString::fromUtf8(e.what()).startsWith(QLatin1String("VTA conv2d_packed.vta config [")), e.what());
+                QVERIFY2(QString::fromUtf8(e.what()).startsWith(prefix), e.what());
                 ++rejected;
             }
         }
@@ -311,6 +375,15 @@ private Q_SLOTS:
         QTest::addRow("alu tile overflow") << 7 << "the acc tiles need 8192 elements";
         QTest::addRow("dense weights overflow") << 8 << "the wgt tiles need 2048 elements";
         QTest::addRow("tile does not divide") << 9 << "tile_h 3 does not divide the axis of 14";
+        // group_conv2d_packed.vta and its workloads.
+        QTest::addRow("grouped tile spans groups") << 10 << "tile_co=4 blocks spans groups of 2 output blocks";
+        QTest::addRow("padded depthwise window of two blocks") << 11 << "a padded input window of 2 channel blocks";
+        QTest::addRow("grouped tile_ci over a group") << 12 << "tile_ci 2 does not divide the axis of 1";
+        QTest::addRow("depthwise window box overflows inp") << 13 << "the inp tiles need 6272 elements";
+        QTest::addRow("depthwise accumulator written twice") << 14 << "writes accumulator";
+        QTest::addRow("groups do not divide") << 15 << "groups 3 does not divide";
+        QTest::addRow("group not whole blocks") << 16 << "in_filter / groups 8 is not a multiple of BLOCK_IN 16";
+        QTest::addRow("groups not positive") << 17 << "groups must be positive";
     }
     void testRejectedConfigs() {
         QFETCH(int, which);
@@ -334,6 +407,14 @@ private Q_SLOTS:
             }
             case 8: checkDenseSchedule(cfg, DenseWorkload{1, 1024, 512}, DenseSchedule{1, 64, 16, 2}, clipEpilogue(8)); break;
             case 9: checkConv2dSchedule(cfg, convNamed(QStringLiteral("3x3s1")), convSched(3, 14, 1, 1, 1, 1), epi); break;
+            case 10: check(cfg, convNamed(QStringLiteral("rx1x1")), 4, convSched(4, 8, 1, 4, 1, 1), epi); break;
+            case 11: check(cfg, convNamed(QStringLiteral("dw3x3")), 4, convSched(7, 14, 1, 2, 1, 1), epi); break;
+            case 12: check(cfg, convNamed(QStringLiteral("dw3x3")), 4, convSched(7, 14, 2, 1, 1, 1), epi); break;
+            case 13: check(cfg, conv(1, 56, 56, 1024, 1024, 1, 0, 1), 64, convSched(56, 56, 1, 2, 1, 1), epi); break;
+            case 14: check(cfg, convNamed(QStringLiteral("dw3x3")), 4, convSched(1, 14, 1, 1, 1, 1), epi); break;
+            case 15: grouped(convNamed(QStringLiteral("dw3x3small")), 3).validate(cfg); break;
+            case 16: grouped(convNamed(QStringLiteral("dw3x3small")), 8).validate(cfg); break;
+            case 17: grouped(convNamed(QStringLiteral("dw3x3small")), 0).validate(cfg); break;
             }
         });
         QVERIFY2(msg.contains(message), qPrintable(msg));
@@ -347,6 +428,21 @@ private Q_SLOTS:
             });
             QVERIFY2(run.contains(message), qPrintable(run));
             QCOMPARE(sim.stats(), SimStats{});
+        }
+        if (which == 10) {
+            Simulator sim(cfg);
+            const Conv2dWorkload wl = convNamed(QStringLiteral("rx1x1"));
+            const QString run = userError([&] {
+                runGroupConv2dPacked(sim, grouped(wl, 4), convSched(4, 8, 1, 4, 1, 1), epi, operands(cfg, wl, 4, false, 1));
+            });
+            QVERIFY2(run.contains(message), qPrintable(run));
+            QCOMPARE(sim.stats(), SimStats{});
+            // A conv2d's kernel is the wrong size for the grouped operator.
+            const QString wrong = userError([&] {
+                runGroupConv2dPacked(sim, grouped(wl, 4), convSched(4, 8, 1, 1, 1, 1), epi, operands(cfg, wl, 1, false, 1));
+            });
+            QVERIFY2(wrong.contains(QLatin1String("group_conv2d_packed: kernel has 16384 values, the packed layout needs 4096")),
+                     qPrintable(wrong));
         }
     }
 

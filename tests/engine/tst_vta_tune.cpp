@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tuning VTA's conv2d_packed.vta with AutoTVM's tuners on the simulator (engine/autotvm/vta_tune.h):
+// Tuning VTA's conv2d_packed.vta with AutoTVM's tuners on the simulator (engine/autotvm/vta_tune.h);
+// group_conv2d_packed.vta's task form and a short random tuning run of it at the end.
 // the task's record form (TVM's VTA target string and packed args), the simulated measurement
 // (cost = re-simulated time, refused configs as INSTANTIATION_ERROR), xgb and random tuning of a
 // small workload's space against TVM's fallback config, dense_packed.vta measured alike, records
@@ -32,6 +33,14 @@ namespace {
 Conv2dWorkload smallConv() {
     Conv2dWorkload wl;
     wl.batch = 1, wl.height = wl.width = 8, wl.inFilter = 32, wl.outFilter = 32;
+    wl.hkernel = wl.wkernel = 3, wl.hpad = wl.wpad = 1;
+    return wl;
+}
+
+// A 3x3 pad-1 grouped layer of c channels at h x h.
+GroupConv2dWorkload gconv(int h, int c, int groups) {
+    GroupConv2dWorkload wl;
+    wl.batch = 1, wl.height = wl.width = h, wl.inFilter = wl.outFilter = c, wl.groups = groups;
     wl.hkernel = wl.wkernel = 3, wl.hpad = wl.wpad = 1;
     return wl;
 }
@@ -205,6 +214,90 @@ private Q_SLOTS:
         QCOMPARE(after.substr(0, before.size()), before);
         QCOMPARE(int(record::readAutoTvmRecords(log.toStdString()).records.size()), nTrial + 8);
         QCOMPARE(autotvm::checkLogFile(log.toStdString()).agree, nTrial + 8);
+    }
+
+    void testGroupConv2dTaskAsTvmWritesIt() {
+        const VtaConfig cfg = VtaConfig::forTarget("sim");
+        const auto workloads = mobilenetGroupConv2dWorkloads(cfg);
+        QCOMPARE(workloads.size(), size_t(6));
+        const GroupConv2dWorkload& g4 = workloads[3].wl;
+        QCOMPARE(workloads[3].name, std::string("G4"));
+        QCOMPARE(g4.str(), std::string("group_conv2d_packed 1x512x14x14 groups 32 -> 512, 3x3 pad 1 stride 1"));
+        const autotvm::Task task = autotvm::makeVtaGroupConv2dTask(cfg, g4);
+        QCOMPARE(task.target, std::string("ext_dev -keys=vta,cpu -device=vta -model=sim_1x16_i8w8a32_15_15_18_17"));
+        QCOMPARE(task.taskName, std::string("group_conv2d_packed.vta"));
+        QCOMPARE(QString::fromStdString(task.args.dump()),
+                 QStringLiteral(R"([["TENSOR",[1,32,14,14,1,16],"int8"],["TENSOR",[32,1,3,3,16,16],"int8"],)"
+                                R"([1,1],[1,1,1,1],[1,1],32,"int32"])"));
+        QCOMPARE(task.flop, 2.0 * 14 * 14 * 512 * 16 * 9);
+        // tile_b 1 x tile_h {1,2,7,14} x tile_w 4 x tile_ci {1} x tile_co 6 (divisors of 32) x 2 x 2.
+        QCOMPARE(task.space.size(), int64_t(4 * 4 * 1 * 6 * 4));
+        QCOMPARE(vtaTaskSpace(task.taskName, task.args).size(), task.space.size());
+        QVERIFY(isVtaTaskName(task.taskName));
+        // Round trip, and the resnext-like form.
+        QCOMPARE(groupConv2dWorkloadFromArgs(task.args).str(), g4.str());
+        const GroupConv2dWorkload g5 = workloads[4].wl;
+        QCOMPARE(groupConv2dWorkloadFromArgs(groupConv2dTaskArgs(cfg, g5)).str(), g5.str());
+        QCOMPARE(groupConv2dWorkloadFromArgs(groupConv2dTaskArgs(cfg, g5)).groups, 8);
+        // Malformed args name the problem.
+        auto bad = task.args;
+        bad[5] = 0;
+        QVERIFY(userError([&] { groupConv2dWorkloadFromArgs(bad); }).contains(QLatin1String("groups must be a positive integer")));
+        bad = task.args;
+        bad[5] = 16;
+        QVERIFY2(userError([&] { groupConv2dWorkloadFromArgs(bad); }).contains(QLatin1String("divided into 16 groups")),
+                 qPrintable(userError([&] { groupConv2dWorkloadFromArgs(bad); })));
+        bad = task.args;
+        bad[6] = "int8";
+        QVERIFY(userError([&] { groupConv2dWorkloadFromArgs(bad); }).contains(QLatin1String("out_dtype must be \"int32\"")));
+        bad = task.args;
+        bad[4] = nlohmann::ordered_json::array({2, 2});
+        QVERIFY(userError([&] { groupConv2dWorkloadFromArgs(bad); }).contains(QLatin1String("dilation [1, 1] only")));
+        bad = task.args;
+        bad.erase(bad.size() - 1);
+        QVERIFY(userError([&] { groupConv2dWorkloadFromArgs(bad); }).contains(QLatin1String("args must be [data, kernel")));
+        // A grouped workload that is not whole blocks per group has no task.
+        QVERIFY(userError([&] { autotvm::makeVtaGroupConv2dTask(cfg, gconv(8, 64, 8)); })
+                    .contains(QLatin1String("not a multiple of BLOCK_IN")));
+    }
+
+    // Random tuning of a small depthwise-like layer on the simulator: 16 trials, the best beats
+    // TVM's fallback config; every record decodes in log check; a refused config is
+    // INSTANTIATION_ERROR naming the template.
+    void testGroupConv2dTuneRandom() {
+        const VtaConfig cfg = VtaConfig::forTarget("sim");
+        const GroupConv2dWorkload wl = gconv(14, 64, 4);
+        const autotvm::Task task = autotvm::makeVtaGroupConv2dTask(cfg, wl);
+        autotvm::MeasureOption measure;
+        measure.measureFunction = autotvm::vtaSimMeasureFunction(cfg, 3);
+        const measure::MeasureResult fallback = measure.measureFunction(task, {task.space.get(0)}).front();
+        QVERIFY2(fallback.ok(), fallback.errorMsg.c_str());
+        QTemporaryDir dir;
+        const QString log = dir.filePath(QStringLiteral("gconv.log"));
+        const int nTrial = 16;
+        const auto t = tuneInto(task, "random", nTrial, measure, log, 5);
+        QCOMPARE(t->trials(), nTrial);
+        QVERIFY(t->bestConfig().has_value());
+        const double bestSeconds = task.flop / t->bestFlops();
+        QVERIFY2(bestSeconds < fallback.meanCost(),
+                 qPrintable(QStringLiteral("best %1 s, fallback %2 s").arg(bestSeconds).arg(fallback.meanCost())));
+        int valid = 0, refused = 0;
+        for (const record::AutoTvmRecord& r : record::readAutoTvmRecords(log.toStdString()).records) {
+            QCOMPARE(r.taskName, std::string("group_conv2d_packed.vta"));
+            if (r.errorNo == int(measure::MeasureErrorNo::NoError)) {
+                ++valid;
+            } else {
+                QCOMPARE(r.errorNo, int(measure::MeasureErrorNo::InstantiationError));
+                ++refused;
+            }
+        }
+        QCOMPARE(valid + refused, nTrial);
+        qInfo("random: %d valid, %d refused; best %.4f ms [%s], fallback %.4f ms", valid, refused, bestSeconds * 1e3,
+              Conv2dSchedule::fromConfig(*t->bestConfig()).str().c_str(), fallback.meanCost() * 1e3);
+        const autotvm::LogCheckReport rep = autotvm::checkLogFile(log.toStdString());
+        QCOMPARE(rep.records, nTrial);
+        QCOMPARE(rep.agree, nTrial);
+        QCOMPARE(rep.templates.at("group_conv2d_packed.vta").checked, nTrial);
     }
 
     void testDenseMeasured() {
