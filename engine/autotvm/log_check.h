@@ -6,7 +6,7 @@
 ///
 /// A record stores both the config index and the decoded entity. Rebuilding the task's space
 /// from its template name and args (template.h; vta/vta_task.h for conv2d_packed.vta,
-/// dense_packed.vta, add.vta and multiply.vta, the latter with a tensor or a scalar rhs) and
+/// group_conv2d_packed.vta, dense_packed.vta, add.vta and multiply.vta, the latter with a tensor or a scalar rhs) and
 /// decoding the index (ConfigSpace::get) must
 /// give the record's entity back; if it does, the record means the same schedule here as in the
 /// TVM that wrote it. It does not when the template's space changed since the log was written

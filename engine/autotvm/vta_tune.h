@@ -3,8 +3,8 @@
 /// \file vta_tune.h
 /// \brief Tuning VTA's packed operators with the AutoTVM tuners, measured on the VTA simulator.
 ///
-/// What it is: the AutoTVM tasks `conv2d_packed.vta`, `dense_packed.vta`, `add.vta` and
-/// `multiply.vta` (args and target as TVM writes them, vta/vta_task.h) and two measure functions
+/// What it is: the AutoTVM tasks `conv2d_packed.vta`, `group_conv2d_packed.vta`, `dense_packed.vta`,
+/// `add.vta` and `multiply.vta` (args and target as TVM writes them, vta/vta_task.h) and two measure functions
 /// (task.h MeasureFunction) that run a config's instruction stream on the bit-exact simulator
 /// (vta/vta_program.h VtaSimMeasurer): in this process (vtaSimMeasureFunction), or on a VTA
 /// device server reached through an RPC tracker (vtaRpcMeasureFunction), as TVM's seed 004 measures

@@ -413,7 +413,8 @@ ConvPlan planConv2d(const VtaConfig& cfg, const Conv2dWorkload& wl, const Conv2d
     p.accPerThread = p.accTile + (hasBias(epilogue) ? s.tileCo : 0);
     p.padded = wl.hpad > 0 || wl.wpad > 0;
     if (p.padded) {
-        TB_USER_CHECK(p.inChans == 1) << p.what << ": a padded input window of " << p.inChans
+        TB_USER_CHECK(p.inChans == 1) << p.what << ": a padded input window of "
+                                      << (p.inChans == s.tileCi ? "tile_ci=" : "") << p.inChans
                                       << " channel blocks is not one 2-D DMA (a padded load moves rows x columns of one block)";
     } else {
         const auto d = fold2d({{p.inChans, p.CI}, {p.rowsT, wl.height}, {p.colsT, wl.width}});

@@ -37,7 +37,7 @@
 /// wgt_load_nbytes, acc_load_nbytes, uop_load_nbytes, out_store_nbytes, gemm_counter,
 /// alu_counter). The first time a config index of a task is measured its output is compared bit
 /// for bit with the int8 reference (packed_ops.h): a difference is WRONG_ANSWER. Epilogues: TVM's
-/// VTA benchmarks' (conv2d >> 8, + bias, clip [0, 127]; dense >> 8, clip) and seed 004's ALU
+/// VTA benchmarks' (conv2d and group_conv2d >> 8, + bias, clip [0, 127]; dense >> 8, clip) and seed 004's ALU
 /// template (clip [0, 127], cast int8).
 
 #include <cstdint>
@@ -65,9 +65,10 @@ inline constexpr int kVtaWrongAnswer = 5;
 /// The epilogue a task's measurement applies (file comment). tb::UserError for a non-VTA name.
 std::vector<EpilogueOp> vtaTaskEpilogue(const std::string& taskName);
 
-/// Checks that `config` instantiates for the task (checkConv2dSchedule / checkDenseSchedule /
-/// checkAluSchedule of the workload its args describe, with vtaTaskEpilogue). Throws tb::UserError
-/// with the packed operator's reason otherwise, or when the args are not the task's.
+/// Checks that `config` instantiates for the task (checkConv2dSchedule / checkGroupConv2dSchedule /
+/// checkDenseSchedule / checkAluSchedule of the workload its args describe, with vtaTaskEpilogue).
+/// Throws tb::UserError with the packed operator's reason otherwise, or when the args are not the
+/// task's.
 void checkVtaConfig(const VtaConfig& cfg, const std::string& taskName, const nlohmann::ordered_json& args,
                     const autotvm::ConfigEntity& config);
 

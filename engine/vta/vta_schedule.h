@@ -74,7 +74,8 @@ struct GroupConv2dWorkload : Conv2dWorkload {
     /// BLOCK_IN / BLOCK_OUT (TVM asserts group * kshape[1] == ishape[1], kshape[0] % group == 0 on
     /// the packed shapes).
     void validate(const VtaConfig& cfg) const;
-    /// "group_conv2d_packed 1x256x14x14 -> 256 groups 16, 3x3 pad 1 stride 1".
+    /// "group_conv2d_packed 1x256x14x14 -> 256 groups 16, 3x3 pad 1 stride 1" (the groups follow
+    /// the output channels).
     std::string str() const;
 };
 

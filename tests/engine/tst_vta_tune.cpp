@@ -222,7 +222,7 @@ private Q_SLOTS:
         QCOMPARE(workloads.size(), size_t(6));
         const GroupConv2dWorkload& g4 = workloads[3].wl;
         QCOMPARE(workloads[3].name, std::string("G4"));
-        QCOMPARE(g4.str(), std::string("group_conv2d_packed 1x512x14x14 groups 32 -> 512, 3x3 pad 1 stride 1"));
+        QCOMPARE(g4.str(), std::string("group_conv2d_packed 1x512x14x14 -> 512 groups 32, 3x3 pad 1 stride 1"));
         const autotvm::Task task = autotvm::makeVtaGroupConv2dTask(cfg, g4);
         QCOMPARE(task.target, std::string("ext_dev -keys=vta,cpu -device=vta -model=sim_1x16_i8w8a32_15_15_18_17"));
         QCOMPARE(task.taskName, std::string("group_conv2d_packed.vta"));
