@@ -90,7 +90,13 @@ int64_t GroupConv2dWorkload::macs() const { return Conv2dWorkload::macs() / grou
 void GroupConv2dWorkload::validate(const VtaConfig& cfg) const {
     const std::string what = "VTA " + str();
     checkPositive(what, "groups", groups);
-    Conv2dWorkload::validate(cfg);
+    try {
+        Conv2dWorkload::validate(cfg);
+    } catch (const UserError& e) {
+        // Name the grouped workload, not its conv2d shape.
+        const std::string msg = e.what(), base = "VTA " + Conv2dWorkload::str();
+        TB_USER_ERROR() << what << (msg.rfind(base, 0) == 0 ? msg.substr(base.size()) : ": " + msg);
+    }
     TB_USER_CHECK(inFilter % groups == 0 && outFilter % groups == 0)
         << what << ": groups " << groups << " does not divide in_filter " << inFilter << " and out_filter " << outFilter;
     checkMultiple(what, "in_filter / groups", inFilter / groups, cfg.blockIn(), "BLOCK_IN");

@@ -384,6 +384,7 @@ private Q_SLOTS:
         QTest::addRow("groups do not divide") << 15 << "groups 3 does not divide";
         QTest::addRow("group not whole blocks") << 16 << "in_filter / groups 8 is not a multiple of BLOCK_IN 16";
         QTest::addRow("groups not positive") << 17 << "groups must be positive";
+        QTest::addRow("grouped padding too large") << 18 << "VTA group_conv2d_packed 1x64x8x8 -> 64 groups 4, 3x3 pad 3 stride 1: padding (3, 3) must be smaller";
     }
     void testRejectedConfigs() {
         QFETCH(int, which);
@@ -415,6 +416,7 @@ private Q_SLOTS:
             case 15: grouped(convNamed(QStringLiteral("dw3x3small")), 3).validate(cfg); break;
             case 16: grouped(convNamed(QStringLiteral("dw3x3small")), 8).validate(cfg); break;
             case 17: grouped(convNamed(QStringLiteral("dw3x3small")), 0).validate(cfg); break;
+            case 18: grouped(conv(1, 8, 8, 64, 64, 3, 3, 1), 4).validate(cfg); break;
             }
         });
         QVERIFY2(msg.contains(message), qPrintable(msg));
