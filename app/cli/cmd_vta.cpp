@@ -74,9 +74,6 @@ Common loadCommon(const QCommandLineParser& p) {
     return c;
 }
 
-// TVM's offload of add/multiply (op.py registers the ALU strategies for sim and intelfocl only).
-bool targetHasAluOps(const vta::VtaConfig& cfg) { return cfg.target == "sim" || cfg.target == "intelfocl"; }
-
 std::string tuple(const std::vector<int64_t>& v) {
     std::string r = "(";
     for (size_t k = 0; k < v.size(); ++k) r += (k ? ", " : "") + std::to_string(v[k]);
@@ -139,7 +136,7 @@ int runVtaTasks(const QStringList& args) {
         std::printf("%s\n", j.dump(2).c_str());
         return 0;
     }
-    if (alu && !targetHasAluOps(c.cfg)) std::printf("ALU only op only available for intelfocl target\n");
+    if (alu && !vta::vtaTargetHasAluOps(c.cfg)) std::printf("ALU only op only available for intelfocl target\n");
     std::printf("Extract tasks...\n");
     std::printf("Extracted %zu %stasks:\n", ex.unmerged.size(), alu ? "alu " : "");
     std::set<std::pair<std::string, std::string>> seen;
@@ -168,13 +165,6 @@ int runVtaTasks(const QStringList& args) {
 
 // ---- --log: the best record per (task, workload) ------------------------------------------------
 
-std::string modelOf(const std::string& target) {
-    const auto k = target.find("-model=");
-    if (k == std::string::npos) return {};
-    const auto e = target.find(' ', k);
-    return target.substr(k + 7, e == std::string::npos ? std::string::npos : e - k - 7);
-}
-
 struct BestRecords {
     std::map<std::string, std::pair<double, autotvm::ConfigEntity>> best;  // name|workload -> (cost, config)
     int used = 0;
@@ -190,7 +180,7 @@ BestRecords readBest(const std::string& path, const vta::VtaConfig& cfg) {
     for (const auto& rec : log.records) {
         if (rec.isV01() || !rec.valid()) continue;
         if (rec.taskName != "conv2d_packed.vta" && rec.taskName != "add.vta" && rec.taskName != "multiply.vta") continue;
-        const std::string model = modelOf(rec.target);
+        const std::string model = vta::vtaModelOfTarget(rec.target).value_or("");
         if (model != cfg.model()) {
             ++otherModels[model];
             continue;
@@ -244,7 +234,7 @@ int runVtaRun(const QStringList& args) {
     std::printf("VTA %s, target %s; %s quantized (int8, global scale 8) and packed\n", c.cfg.model().c_str(),
                 vta::vtaTargetString(c.cfg).c_str(), c.network.c_str());
     vta::VtaRunOptions opt;
-    opt.aluOps = targetHasAluOps(c.cfg);
+    opt.aluOps = vta::vtaTargetHasAluOps(c.cfg);
     BestRecords best;
     if (p.isSet(QStringLiteral("log"))) {
         best = readBest(p.value(QStringLiteral("log")).toStdString(), c.cfg);

@@ -34,13 +34,6 @@ measure::MeasureResult toMeasureResult(const vta::VtaMeasureOutcome& o) {
     return r;
 }
 
-std::string modelOfTarget(const std::string& target) {
-    const auto at = target.find("-model=");
-    TB_USER_CHECK(at != std::string::npos) << "VTA task target '" << target << "' names no -model=";
-    const auto begin = at + 7;
-    return target.substr(begin, target.find(' ', begin) - begin);
-}
-
 void checkTarget(const vta::VtaConfig& cfg, const Task& task) {
     TB_USER_CHECK(task.target == vta::vtaTargetString(cfg))
         << "VTA task target '" << task.target << "' is not the simulated VTA's '" << vta::vtaTargetString(cfg) << "'";
@@ -124,7 +117,9 @@ vta::VtaProgram makeVtaProgram(const Task& task, const ConfigEntity& config, std
     TB_USER_CHECK(vta::isVtaTaskName(task.taskName)) << "'" << task.taskName << "' is not a VTA task";
     vta::VtaProgram p;
     p.target = task.target;
-    p.model = modelOfTarget(task.target);
+    const std::optional<std::string> model = vta::vtaModelOfTarget(task.target);
+    TB_USER_CHECK(model.has_value()) << "VTA task target '" << task.target << "' names no -model=";
+    p.model = *model;
     p.taskName = task.taskName;
     p.args = task.args;
     p.config = config.toJson();

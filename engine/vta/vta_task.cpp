@@ -66,13 +66,19 @@ bool isVtaTargetString(const std::string& target) {
     return target.rfind("ext_dev", 0) == 0 && target.find("-device=vta") != std::string::npos;
 }
 
+std::optional<std::string> vtaModelOfTarget(const std::string& target) {
+    const auto at = target.find("-model=");
+    if (at == std::string::npos) return std::nullopt;
+    const auto begin = at + 7;
+    return target.substr(begin, target.find(' ', begin) - begin);
+}
+
 VtaConfig vtaConfigFromTargetString(const std::string& target) {
     TB_USER_CHECK(isVtaTargetString(target))
         << "'" << target << "' is not a VTA target (TVM's form: \"ext_dev -keys=vta,cpu -device=vta -model=<TARGET>_<BITSTREAM>\")";
-    const auto at = target.find("-model=");
-    TB_USER_CHECK(at != std::string::npos) << "VTA target '" << target << "' has no -model=<TARGET>_<BITSTREAM>";
-    std::string model = target.substr(at + 7);
-    model = model.substr(0, model.find(' '));
+    const std::optional<std::string> named = vtaModelOfTarget(target);
+    TB_USER_CHECK(named.has_value()) << "VTA target '" << target << "' has no -model=<TARGET>_<BITSTREAM>";
+    const std::string& model = *named;
     const auto underscore = model.find('_');
     TB_USER_CHECK(underscore != std::string::npos && underscore > 0)
         << "VTA target '" << target << "': -model=" << model << " is not <TARGET>_<BITSTREAM>";

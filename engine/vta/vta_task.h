@@ -56,6 +56,9 @@ std::string vtaTargetString(const VtaConfig& cfg);
 
 /// True for a target string of TVM's VTA form ("ext_dev ... -device=vta ...").
 bool isVtaTargetString(const std::string& target);
+/// The `-model=` value of a target string ("intelfocl_1x16_i8w8a32_15_15_18_17"), nullopt when it
+/// has none. Records and VTA programs carry the model; a device or a run accepts only its own.
+std::optional<std::string> vtaModelOfTarget(const std::string& target);
 /// The VTA config a target string names, for the window and CLIs that take a target: TVM's
 /// defaults of the TARGET in "-model=<TARGET>_<BITSTREAM>" (VtaConfig::forTarget), which must give
 /// back exactly that model. Throws tb::UserError naming the problem when the string is not of
