@@ -14,7 +14,8 @@ printed with the load average seen around each measurement (the machines are sha
 
 Setup, once: `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node` in a folder (its
 node_modules goes to --ort-modules); the models are written by make_models.py (run automatically
-into --models when missing). PP-OCR cls comes from ../shared/data/models/ppocr.
+into --models when missing). PP-OCR det (640x640), rec (48x320) and cls (48x192)
+come from ../shared/data/models/ppocr.
 """
 import argparse
 import json
@@ -109,16 +110,19 @@ def main():
                    help="MODEL=LOG: tuning log for a model (repeatable); MODEL:direct=LOG adds a variant compiled "
                         "with --no-winograd from a log tuned with --no-winograd")
     p.add_argument("--no-untuned", action="store_true", help="skip the untuned (default-schedule) variant")
-    p.add_argument("--only", default="", help="comma list of models to run (mobilenet_v1,resnet18_v1,ppocr_cls)")
+    p.add_argument("--only", default="", help="comma list of models to run (mobilenet_v1,resnet18_v1,resnet50_v1,ppocr_det,ppocr_rec,ppocr_cls)")
     p.add_argument("--profile", action="store_true", help="print our per-kernel profile (1 thread) per model")
     p.add_argument("--kernels-bin", default=os.path.join(ROOT, "build", "bin", "bench_kernels"),
                    help="bench_kernels, whose --peak-only gives the FMA peak the profile is put against")
     args = p.parse_args()
 
-    if not all(os.path.exists(os.path.join(args.models, f)) for f in ("mobilenet_v1.onnx", "resnet18_v1.onnx")):
+    if not all(os.path.exists(os.path.join(args.models, f)) for f in ("mobilenet_v1.onnx", "resnet18_v1.onnx", "resnet50_v1.onnx")):
         subprocess.run([sys.executable, os.path.join(HERE, "make_models.py"), args.models], check=True)
     models = [("mobilenet_v1", os.path.join(args.models, "mobilenet_v1.onnx"), [1, 3, 224, 224]),
               ("resnet18_v1", os.path.join(args.models, "resnet18_v1.onnx"), [1, 3, 224, 224]),
+              ("resnet50_v1", os.path.join(args.models, "resnet50_v1.onnx"), [1, 3, 224, 224]),
+              ("ppocr_det", os.path.join(PPOCR, "ch_PP-OCRv4_det_infer.onnx"), [1, 3, 640, 640]),
+              ("ppocr_rec", os.path.join(PPOCR, "ch_PP-OCRv4_rec_infer.onnx"), [1, 3, 48, 320]),
               ("ppocr_cls", os.path.join(PPOCR, "ch_ppocr_mobile_v2.0_cls_infer.onnx"), [1, 3, 48, 192])]
     if args.only:
         keep = set(args.only.split(","))

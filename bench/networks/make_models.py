@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""Writes NCHW ONNX models of mobilenet v1 (1.0, 224) and resnet-18 (v1, torchvision layout) with
+"""Writes NCHW ONNX models of mobilenet v1 (1.0, 224), resnet-18 (v1, torchvision layout) and resnet-50
+(v1 as in gluon's model zoo, seed 002's `resnet50_v1`: the bottleneck's stride on its first 1x1) with
 deterministic weights, for the network benchmark (bench/networks/bench_networks.py).
 
 Both are what a user exports from a training framework: Conv (no bias) + BatchNormalization +
@@ -107,10 +108,30 @@ def resnet18():
     return b.model("resnet18_v1", b.classifier(x, c), [1, 1000])
 
 
+def resnet50():
+    """gluon BottleneckV1: 1x1 (stride) -> 3x3 -> 1x1 (x4 channels), projection shortcut on each stage's first block."""
+    b = Builder(3)
+    x = b.relu(b.bn(b.conv("data", 3, 64, 7, 2, 3), 64))
+    x = b.op("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    c = 64
+    for mid, blocks, s in [(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)]:
+        cout = mid * 4
+        for block in range(blocks):
+            stride = s if block == 0 else 1
+            y = b.relu(b.bn(b.conv(x, c, mid, 1, stride, 0), mid))
+            y = b.relu(b.bn(b.conv(y, mid, mid, 3, 1, 1), mid))
+            y = b.bn(b.conv(y, mid, cout, 1, 1, 0), cout)
+            short = x if block > 0 else b.bn(b.conv(x, c, cout, 1, stride, 0), cout)
+            x = b.relu(b.op("Add", [y, short]))
+            c = cout
+    return b.model("resnet50_v1", b.classifier(x, c), [1, 1000])
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out, exist_ok=True)
-    for name, m in [("mobilenet_v1.onnx", mobilenet_v1()), ("resnet18_v1.onnx", resnet18())]:
+    for name, m in [("mobilenet_v1.onnx", mobilenet_v1()), ("resnet18_v1.onnx", resnet18()),
+                    ("resnet50_v1.onnx", resnet50())]:
         path = os.path.join(out, name)
         onnx.save(m, path)
         print(f"wrote {path} ({os.path.getsize(path) / 1e6:.1f} MB)")

@@ -108,14 +108,14 @@ bool lowerAutotvm(KernelJob& job, const autotvm::ApplyHistoryBest& dispatch) {
     }
 }
 
-/// The layout the tuned kernel of `job` reads its weights in: rewritten as the record was timed
-/// (its task's layout_rewrite_option 1 or 2; TVM's relay build rewrites the layout-free weights of
-/// every auto-scheduled CPU kernel), when the weights are constants of every call, so that they can
+/// The layout the kernel of `job` reads its weights in: rewritten as the record was timed
+/// (`layoutRewriteOption`: its task's layout_rewrite_option 1 or 2, or 2 for a default schedule
+/// that asks for it; TVM's relay build rewrites the layout-free weights of every auto-scheduled
+/// CPU kernel), when the weights are constants of every call, so that they can
 /// be transformed once at compile time. Otherwise, and when the rewrite fails (noted), `s` as it is.
-LayoutRewrite layoutRewriteOf(KernelJob& job, const State& s, const record::MeasureRecord& rec,
-                              const BuildOptions& options) {
+LayoutRewrite layoutRewriteOf(KernelJob& job, const State& s, int layoutRewriteOption, const BuildOptions& options) {
     LayoutRewrite none{job.dag, s, {}};
-    if (!options.layoutRewrite || rec.task.layoutRewriteOption == 0) return none;
+    if (!options.layoutRewrite || layoutRewriteOption == 0) return none;
     try {
         LayoutRewrite rw = rewriteLayout(job.dag, s, LayoutRewriteOption::RewriteForPreTransformed);
         for (const PlaceholderLayout& l : rw.layouts) {
@@ -216,7 +216,7 @@ void lowerJob(KernelJob& job, const record::HistoryBest* history, const autotvm:
             try {
                 State s = replaySteps(job.dag, stepsFromJson(rec->steps));
                 s = inferBound(s);
-                const LayoutRewrite rw = layoutRewriteOf(job, s, *rec, options);
+                const LayoutRewrite rw = layoutRewriteOf(job, s, rec->task.layoutRewriteOption, options);
                 job.func = lower::lowerState(rw.dag, rw.state, r.symbol);
                 job.layouts = rw.layouts;
                 for (const PlaceholderLayout& l : rw.layouts)
@@ -233,6 +233,32 @@ void lowerJob(KernelJob& job, const record::HistoryBest* history, const autotvm:
     }
     if (options.defaultSchedules) {
         try {
+            // A default that tiles a dense weight across its layout (default_schedule.h) runs with
+            // the weight rewritten once here, as a tuned option-2 record does; when that weight is
+            // not a constant, or the rewrite fails, the default without it.
+            if (options.layoutRewrite) {
+                search::DefaultScheduleOptions relaid = options.defaults;
+                relaid.layoutFreeContiguous = true;
+                bool rewritten = false;
+                State s = search::defaultSchedule(job.dag, relaid, &rewritten);
+                if (rewritten) {
+                    s = inferBound(s);
+                    const std::string noteBefore = r.note;
+                    const LayoutRewrite rw =
+                        layoutRewriteOf(job, s, int(LayoutRewriteOption::RewriteForPreTransformed), options);
+                    if (!rw.layouts.empty()) {
+                        job.func = lower::lowerState(rw.dag, rw.state, r.symbol);
+                        job.layouts = rw.layouts;
+                        for (const PlaceholderLayout& l : rw.layouts)
+                            r.layoutRewrite += (r.layoutRewrite.empty() ? "" : "; ") + l.placeholder + " " +
+                                               l.origLayout() + " -> " + l.newLayout();
+                        r.source = ScheduleSource::Default;
+                        r.steps = int(s.transformSteps().size());
+                        return;
+                    }
+                    r.note = noteBefore;  // the plain default below needs no rewrite
+                }
+            }
             State s = inferBound(search::defaultSchedule(job.dag, options.defaults));
             job.func = lower::lowerState(job.dag, s, r.symbol);
             r.source = ScheduleSource::Default;

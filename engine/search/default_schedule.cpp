@@ -97,13 +97,15 @@ void collectLoads(Expr e, const Inlined& inlined, std::vector<Expr>& keep, std::
     });
 }
 
-/// True when no load of op's body (inlined stages expanded) is a gather along `var`.
-bool vectorizableAlong(const Operation& op, const te::Var& var, const Inlined& inlined) {
+/// True when no load of op's body (inlined stages expanded) is a gather along `var`. Loads of the
+/// operations in `relaid` (placeholders whose layout the caller rewrites into loop order) count as
+/// contiguous.
+bool vectorizableAlong(const Operation& op, const te::Var& var, const Inlined& inlined, const Inlined& relaid = {}) {
     std::vector<Expr> keep;
     std::vector<const te::LoadNode*> loads;
     collectLoads(op->body.at(0), inlined, keep, loads, 0);
     for (const auto* ld : loads)
-        if (classify(ld, var.node()) == Access::Gather) return false;
+        if (!relaid.count(ld->op.get()) && classify(ld, var.node()) == Access::Gather) return false;
     return true;
 }
 
@@ -116,6 +118,17 @@ int64_t vectorFactor(int64_t ext, int lanes) {
     return 0;
 }
 
+/// Vector length for an axis of `ext` elements that no lane count divides (42 or 18 channels):
+/// the vector width (`lanes` or 8) that wastes the fewest lanes in the last, partial vector, whose
+/// loads and stores the guard of the non-dividing split masks (codegen_llvm). 0 below 8 elements.
+int64_t maskedVectorFactor(int64_t ext, int lanes) {
+    if (const int64_t f = vectorFactor(ext, lanes); f > 0) return f;
+    if (ext < 8) return 0;
+    auto padded = [&](int64_t f) { return (ext + f - 1) / f * f; };
+    if (ext >= lanes && 4 * (padded(lanes) - ext) <= padded(lanes)) return lanes;  // at most a quarter idle
+    return ext >= lanes && padded(lanes) <= padded(8) ? lanes : 8;
+}
+
 int64_t workOf(const Operation& op) {
     int64_t w = 1;
     for (const auto& a : op->axis) w *= a.extent;
@@ -126,6 +139,8 @@ int64_t workOf(const Operation& op) {
 class Scheduler {
 public:
     Scheduler(const te::ComputeDAG& dag, const DefaultScheduleOptions& o) : m_dag(dag), m_o(o), m_state(dag) {}
+
+    bool readsRewrittenLayout() const { return m_readsRewrittenLayout; }
 
     State run() {
         const auto& ops = m_dag.ops();
@@ -157,6 +172,10 @@ public:
                     continue;
                 }
                 if (m_o.registerTiling && tryRegisterTiling(op, s, shift, &inserted, handled)) {
+                    shift += inserted;
+                    continue;
+                }
+                if (m_o.registerTiling && tryInnerLaneAxis(op, s, shift, &inserted, handled)) {
                     shift += inserted;
                     continue;
                 }
@@ -196,8 +215,9 @@ private:
     void scheduleGeneric(const Operation& op, int s) {
         const int nS = int(op->axis.size()), nR = int(op->reduceAxis.size());
         if (nS == 0) return;
+        if (nR == 0 && trailingUnitLanes(op, s)) return;
         const int64_t ext = op->axis[size_t(nS - 1)].extent;
-        const int64_t f = vectorizableAlong(op, op->axis[size_t(nS - 1)].var, m_inlined) ? vectorFactor(ext, m_o.vectorLanes) : 0;
+        const int64_t f = vectorizableAlong(op, op->axis[size_t(nS - 1)].var, m_inlined) ? maskedVectorFactor(ext, m_o.vectorLanes) : 0;
         int vecIdx = -1, numOuter = nS;
         if (f > 0 && f < ext) {
             search::split(&m_state, m_dag, s, nS - 1, {f});
@@ -222,6 +242,49 @@ private:
         }
         parallelizeOuter(s, numOuter, workOf(op), &vecIdx);
         if (vecIdx >= 0) search::annotate(&m_state, m_dag, s, vecIdx, IteratorAnnotation::Vectorize);
+    }
+
+    /// Step 4 for an injective stage whose last axes have one element (an NCHWc packing with one
+    /// channel per block, `data_vec[n, c, h, w, 0]`): the axis before them carries the lanes, its
+    /// stores contiguous; loads that are gathers along it (a dilated input's `floordiv(w - 1, 2)`)
+    /// become masked vector gathers, which still beat one scalar iteration per element with its
+    /// index arithmetic (the transposed conv of PP-OCR det: 10M elements). False when it does not
+    /// apply (state untouched).
+    bool trailingUnitLanes(const Operation& op, int s) {
+        const int nS = int(op->axis.size());
+        int a = nS - 1;
+        while (a >= 0 && op->axis[size_t(a)].extent == 1) --a;
+        if (a == nS - 1 || a < 0) return false;
+        const int64_t ext = op->axis[size_t(a)].extent;
+        const int64_t f = maskedVectorFactor(ext, m_o.vectorLanes);
+        if (f == 0) return false;
+        State backup = m_state;
+        try {
+            // [outer.., a, units..] -> [outer.., a.0, units.., a.1]
+            int vecIdx = a;
+            if (f < ext) {
+                search::split(&m_state, m_dag, s, a, {f});
+                std::vector<int> order;
+                for (int i = 0; i <= a; ++i) order.push_back(i);
+                for (int i = a + 2; i < nS + 1; ++i) order.push_back(i);
+                order.push_back(a + 1);
+                search::reorder(&m_state, m_dag, s, order);
+                vecIdx = nS;
+            } else {
+                std::vector<int> order;
+                for (int i = 0; i < nS; ++i)
+                    if (i != a) order.push_back(i);
+                order.push_back(a);
+                search::reorder(&m_state, m_dag, s, order);
+                vecIdx = nS - 1;
+            }
+            parallelizeOuter(s, a, workOf(op), &vecIdx);
+            search::annotate(&m_state, m_dag, s, vecIdx, IteratorAnnotation::Vectorize);
+        } catch (const std::exception&) {
+            m_state = backup;
+            return false;
+        }
+        return true;
     }
 
     /// Fuses loops [0, count) of stage s and marks the result parallel when the stage is big enough.
@@ -340,9 +403,18 @@ private:
         if (ra < 0) ra = nS - 2;
         const auto& v = op->axis[size_t(va)];
         const auto& w = op->axis[size_t(ra)];
-        if (!vectorizableAlong(op, v.var, m_inlined)) return false;
-        const int64_t f = vectorFactor(v.extent, m_o.vectorLanes);
-        if (f == 0 || v.extent % f != 0) return false;
+        bool relaid = false;
+        if (!vectorizableAlong(op, v.var, m_inlined)) {
+            // Dense's W[j, k] along j: contiguous once rewritten into the tile's loop order, worth it
+            // when the tile has rows to reuse each weight vector in (below 4, step 3's rfactor).
+            if (!m_o.layoutFreeContiguous || w.extent < 4 || op->layoutFreePlaceholders.empty()) return false;
+            Inlined free;
+            for (const auto& p : op->layoutFreePlaceholders) free.insert(p.get());
+            if (!vectorizableAlong(op, v.var, m_inlined, free)) return false;
+            relaid = true;
+        }
+        const int64_t f = maskedVectorFactor(v.extent, m_o.vectorLanes);
+        if (f == 0) return false;
         int64_t tw = 1;
         for (int64_t d = std::min<int64_t>(m_o.maxTileRows, w.extent); d >= 1; --d)
             if (w.extent % d == 0) {
@@ -396,12 +468,21 @@ private:
                 search::split(&m_state, m_dag, st, index(st, ax[size_t(va)]), {f});
                 search::split(&m_state, m_dag, st, index(st, ax[size_t(ra)]), {tw});
             }
-            // Reduction: [others.., w.0, v.0, R.., w.1, v.1].
+            // When the weights far outweigh the data (late 1x1 convolutions, dense), v.0 goes
+            // outermost, so each weight slice is streamed once (see the reader below).
+            std::vector<int> rows;
+            for (int i = 0; i < nS; ++i)
+                if (i != va) rows.push_back(i);
+            const bool vOuter = weightHeavy(op, rows);
+            // Reduction: [others.., w.0, v.0, R.., w.1, v.1], or [v.0, others.., w.0, R.., w.1, v.1]:
+            // its outer loops in the reader's order, which the layout rewrite relies on (it names
+            // the attach target's loops after the stage's own loops at the same positions).
             std::vector<std::string> order;
+            if (vOuter) order.push_back(rAx[size_t(va)] + ".0");
             for (int i = 0; i < nS; ++i)
                 if (i != va && i != ra) order.push_back(rAx[size_t(i)]);
             order.push_back(rAx[size_t(ra)] + ".0");
-            order.push_back(rAx[size_t(va)] + ".0");
+            if (!vOuter) order.push_back(rAx[size_t(va)] + ".0");
             order.insert(order.end(), rRed.begin(), rRed.end());
             order.push_back(rAx[size_t(ra)] + ".1");
             order.push_back(rAx[size_t(va)] + ".1");
@@ -412,10 +493,6 @@ private:
             // far outweigh the data (late 1x1 convolutions), v.0 goes outermost instead,
             // [v.0, others.., w.0, w.1, v.1], so each weight slice is streamed once.
             order.clear();
-            std::vector<int> rows;
-            for (int i = 0; i < nS; ++i)
-                if (i != va) rows.push_back(i);
-            const bool vOuter = weightHeavy(op, rows);
             if (vOuter) order.push_back(oAx[size_t(va)] + ".0");
             for (int i = 0; i < nS; ++i)
                 if (i != va && i != ra) order.push_back(oAx[size_t(i)]);
@@ -437,7 +514,23 @@ private:
             return false;
         }
         if (consumerIndex >= 0) handled.insert(consumerIndex);
+        m_readsRewrittenLayout = m_readsRewrittenLayout || relaid;
         return true;
+    }
+
+    /// Step 2 when the last output axis cannot carry the lanes (an NCHWc conv with one output
+    /// channel per block, as a transposed conv to one channel gets: [n, occ, oh, ow, ocb = 1]): the
+    /// innermost axis of at least 8 elements along which every load is contiguous or invariant
+    /// carries them, and the axis before it (of more than one element) the tile's rows.
+    bool tryInnerLaneAxis(const Operation& op, int s, int shift, int* inserted, std::set<int>& handled) {
+        const int nS = int(op->axis.size());
+        for (int va = nS - 2; va >= 1; --va) {
+            if (op->axis[size_t(va)].extent < 8 || !vectorizableAlong(op, op->axis[size_t(va)].var, m_inlined)) continue;
+            int ra = va - 1;
+            while (ra > 0 && op->axis[size_t(ra)].extent < 2) --ra;
+            return tryRegisterTiling(op, s, shift, inserted, handled, false, va, ra);
+        }
+        return false;
     }
 
     /// Step 3 for the reduction at stage s.
@@ -446,12 +539,14 @@ private:
         if (nS == 0 || nR == 0) return false;
         if (vectorizableAlong(op, op->axis.back().var, m_inlined)) return false;  // step 4 vectorizes it
         const auto& k = op->reduceAxis.back();
-        if (k.extent % m_o.vectorLanes != 0 || k.extent < 2 * m_o.vectorLanes) return false;
+        // The lanes need not divide k (softmax's 6625 classes): the rf stage's last vector is masked.
+        const int64_t kf = maskedVectorFactor(k.extent, m_o.vectorLanes);
+        if (kf == 0 || k.extent < 2 * kf) return false;
         if (!vectorizableAlong(op, k.var, m_inlined)) return false;
         State backup = m_state;
         try {
             const int kIdx = nS + nR - 1;
-            search::split(&m_state, m_dag, s, kIdx, {m_o.vectorLanes});
+            search::split(&m_state, m_dag, s, kIdx, {kf});
             // rf[S.., kv] = sum over R.., k.0 (the lanes kv last, contiguous in rf's tile).
             search::rfactor(&m_state, m_dag, s, kIdx + 1, nS);
             *inserted = 1;
@@ -504,12 +599,16 @@ private:
     DefaultScheduleOptions m_o;
     State m_state;
     Inlined m_inlined;
+    bool m_readsRewrittenLayout = false;
 };
 
 }  // namespace
 
-State defaultSchedule(const te::ComputeDAG& dag, const DefaultScheduleOptions& options) {
-    return Scheduler(dag, options).run();
+State defaultSchedule(const te::ComputeDAG& dag, const DefaultScheduleOptions& options, bool* readsRewrittenLayout) {
+    Scheduler scheduler(dag, options);
+    State s = scheduler.run();
+    if (readsRewrittenLayout) *readsRewrittenLayout = scheduler.readsRewrittenLayout();
+    return s;
 }
 
 }  // namespace tb::search

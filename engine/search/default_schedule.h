@@ -21,6 +21,10 @@
 ///      second-to-last axis; the reduction is computed at `v.0` (`CA`) with its reduce loops
 ///      between `v.0` and `[w.1 (unrolled), v.1 (vectorized)]`, so its tile of accumulators lives
 ///      in registers (Ansor's multi-level tiling, with one level).
+///      Its lanes need not divide the axis (42 channels): the last vector is masked. An axis
+///      without lanes to give (one output channel per NCHWc block) passes them to an inner axis.
+///      Dense with rows to reuse (M >= 4) tiles its strided weight too when the caller rewrites
+///      the weight's layout (`layoutFreeContiguous`).
 ///   3. A reduction whose last output axis is read with a stride (dense `W[j, k]`, winograd's batch
 ///      gemm with its `[alpha, alpha, CO, CI]` kernel) is rfactored on a vector-wide split of its
 ///      innermost reduce axis, so the partial sums are vectors; the rfactor stage is computed at
@@ -50,11 +54,21 @@ struct DefaultScheduleOptions {
     int maxTileRows = 8;                      ///< w.1 extent limit of the register tile
     bool registerTiling = true;               ///< step 2 (off: step 4 for reductions too)
     bool rfactor = true;                      ///< step 3
+    /// Step 2 may read an op's `layout_free_placeholders` (dense's weight W[N, K]) across its
+    /// layout: the caller rewrites them into the tile's loop order (layout_rewrite.h, option 2;
+    /// dense becomes TVM's dense_pack, W'[N/16, K, 16]). Set it when the weights are constants
+    /// that the compiler transforms once (build_module.h), or when the measurer rewrites them
+    /// (a task with layout_rewrite_option 2). Applies to tiles of at least 4 rows.
+    bool layoutFreeContiguous = false;
 };
 
 /// The default schedule of `dag` as a State (steps applied, not yet through inferBound). Throws
 /// tb::UserError or InternalError when a step does not apply (the caller falls back).
-State defaultSchedule(const te::ComputeDAG& dag, const DefaultScheduleOptions& options = {});
+/// `readsRewrittenLayout` (optional) is set when the state relies on
+/// DefaultScheduleOptions::layoutFreeContiguous: it must run with its weights rewritten
+/// (rewriteLayout with RewriteForPreTransformed), or it reads them with gathers.
+State defaultSchedule(const te::ComputeDAG& dag, const DefaultScheduleOptions& options = {},
+                      bool* readsRewrittenLayout = nullptr);
 
 /// GPU targets: default_schedule_gpu.h.
 

@@ -59,6 +59,9 @@ NetworkTuner::NetworkTuner(std::vector<NetworkTask> tasks, TuneOptions options, 
         if (m_options.seedDefaultSchedule) {
             search::DefaultScheduleOptions dso;
             if (t.task.hardware.vectorUnitBytes >= 4) dso.vectorLanes = t.task.hardware.vectorUnitBytes / 4;
+            // The measurer rewrites an option-2 task's weights for every candidate (tuning_job.cpp),
+            // so the seed may tile dense weights across their layout, as the compiled default does.
+            dso.layoutFreeContiguous = t.task.layoutRewrite == LayoutRewriteOption::RewriteForPreTransformed;
             try {
                 policy->addSeedStates({search::defaultSchedule(*t.task.dag, dso)});
             } catch (const std::exception&) {

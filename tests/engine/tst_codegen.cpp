@@ -10,6 +10,7 @@
 
 #include "engine/codegen/codegen_llvm.h"
 #include "engine/codegen/jit.h"
+#include "engine/codegen/kernel_runtime.h"
 #include "engine/codegen/target.h"
 #include "engine/lower/lower_dag.h"
 #include "engine/lower/simplify.h"
@@ -99,6 +100,29 @@ lower::LoweredFunc handMatmul(int64_t M, int64_t N, int64_t K, int64_t vec, lowe
 class TestCodegen : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void testWorkspaceReusesFreedBlocks() {
+        // A kernel's scratch buffers come from a per-thread cache: the block freed by one call is the
+        // one the next call gets (no new mapping and page faults for a 39 MB buffer every call), a
+        // request reuses only a block at most twice its size, and blocks are 64-byte aligned.
+        void* a = codegen::workspaceAlloc(39u << 20);
+        QCOMPARE(reinterpret_cast<uintptr_t>(a) % 64, uintptr_t(0));
+        std::memset(a, 1, 39u << 20);
+        codegen::workspaceFree(a);
+        void* b = codegen::workspaceAlloc(39u << 20);
+        QCOMPARE(b, a);
+        void* c = codegen::workspaceAlloc(1000);  // the big block is in use: a new one
+        QVERIFY(c != a);
+        codegen::workspaceFree(b);
+        void* d = codegen::workspaceAlloc(1000);  // 1000 B must not take the 39 MB block
+        QVERIFY(d != a);
+        void* e = codegen::workspaceAlloc(30u << 20);  // within 2x: it does
+        QCOMPARE(e, a);
+        codegen::workspaceFree(c);
+        codegen::workspaceFree(d);
+        codegen::workspaceFree(e);
+        codegen::workspaceFree(nullptr);
+    }
+
     void testTargetParse_data() {
         QTest::addColumn<QString>("text");
         QTest::addColumn<QString>("triple");
