@@ -75,7 +75,8 @@ struct BuildOptions {
     /// CPU targets: a tuned kernel whose record was timed with its weights in a rewritten layout
     /// (task layout_rewrite_option 1 or 2, schedule/layout_rewrite.h) reads them in that layout: its
     /// constant weights are transformed once here, at compile time (TVM's AutoSchedulerLayoutRewrite).
-    /// false: every kernel reads the original layouts.
+    /// Default schedules read their constant weights rewritten the same way (into their tiles' loop
+    /// order). false: every kernel reads the original layouts.
     bool layoutRewrite = true;
 };
 
