@@ -205,6 +205,17 @@ void preTransformWeights(ExecGraph& eg, std::vector<Call>& calls, const std::vec
     for (Call& c : calls) c.node = newIndex[size_t(c.node)];
 }
 
+/// Lowers `rw`'s state as the kernel of `job`, which then reads the weights of rw.layouts in their
+/// new layouts (listed in the report).
+void lowerWithLayouts(KernelJob& job, const LayoutRewrite& rw) {
+    KernelReport& r = job.report;
+    job.func = lower::lowerState(rw.dag, rw.state, r.symbol);
+    job.layouts = rw.layouts;
+    for (const PlaceholderLayout& l : rw.layouts)
+        r.layoutRewrite += (r.layoutRewrite.empty() ? "" : "; ") + l.placeholder + " " + l.origLayout() + " -> " +
+                           l.newLayout();
+}
+
 /// Chooses the schedule of one DAG and lowers it (never throws for a bad record or a default
 /// schedule that does not lower: it falls back and says so in the report).
 void lowerJob(KernelJob& job, const record::HistoryBest* history, const autotvm::ApplyHistoryBest* autotvm,
@@ -216,12 +227,7 @@ void lowerJob(KernelJob& job, const record::HistoryBest* history, const autotvm:
             try {
                 State s = replaySteps(job.dag, stepsFromJson(rec->steps));
                 s = inferBound(s);
-                const LayoutRewrite rw = layoutRewriteOf(job, s, rec->task.layoutRewriteOption, options);
-                job.func = lower::lowerState(rw.dag, rw.state, r.symbol);
-                job.layouts = rw.layouts;
-                for (const PlaceholderLayout& l : rw.layouts)
-                    r.layoutRewrite += (r.layoutRewrite.empty() ? "" : "; ") + l.placeholder + " " + l.origLayout() +
-                                       " -> " + l.newLayout();
+                lowerWithLayouts(job, layoutRewriteOf(job, s, rec->task.layoutRewriteOption, options));
                 r.source = ScheduleSource::Tuned;
                 r.recordMs = rec->meanCost() * 1e3;
                 r.steps = int(s.transformSteps().size());
@@ -246,14 +252,11 @@ void lowerJob(KernelJob& job, const record::HistoryBest* history, const autotvm:
                 bool needsRewrite = false;
                 const State s = inferBound(search::defaultSchedule(job.dag, relaid, &needsRewrite));
                 const std::string noteBefore = r.note;
-                const LayoutRewrite rw = layoutRewriteOf(job, s, int(LayoutRewriteOption::RewriteForPreTransformed), options);
+                const LayoutRewrite rw =
+                    layoutRewriteOf(job, s, int(LayoutRewriteOption::RewriteForPreTransformed), options);
                 r.note = noteBefore;  // a default without a rewrite is no news
                 if (!rw.layouts.empty() || !needsRewrite) {
-                    job.func = lower::lowerState(rw.dag, rw.state, r.symbol);
-                    job.layouts = rw.layouts;
-                    for (const PlaceholderLayout& l : rw.layouts)
-                        r.layoutRewrite += (r.layoutRewrite.empty() ? "" : "; ") + l.placeholder + " " + l.origLayout() +
-                                           " -> " + l.newLayout();
+                    lowerWithLayouts(job, rw);
                     r.source = ScheduleSource::Default;
                     r.steps = int(s.transformSteps().size());
                     return;
