@@ -22,6 +22,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "app/cli/commands.h"
 #include "app/cli/device_run.h"
@@ -60,6 +63,32 @@ void printProfile(runtime::CompiledModule& mod, int number) {
                  number, total, threads);
     std::fputs(runtime::kernelRooflineText(runtime::kernelRoofline(mod.runtime().graph(), prof, peak), peak, source).c_str(),
                stdout);
+    // Where the network loses time between kernels: each call timed in its place in whole-network
+    // runs against its warm, back-to-back time above.
+    double inNet = 0;
+    std::map<std::string, std::pair<double, double>> bySymbol;  // symbol -> (warm, in network) ms per run
+    std::map<std::string, std::string> labelOf;  // symbol -> "fused_nn_conv2d_add_nn_relu 1x56x56x128"
+    std::map<std::string, std::string> funcNameOf;
+    for (const auto& k : mod.report().kernels) funcNameOf[k.symbol] = k.funcName;
+    for (const auto& k : prof) {
+        inNet += k.inNetworkMs;
+        bySymbol[k.func].first += k.meanMs;
+        bySymbol[k.func].second += k.inNetworkMs;
+        std::string shape;
+        for (int64_t d : mod.runtime().graph().nodes[size_t(k.node)].shape)
+            shape += (shape.empty() ? "" : "x") + std::to_string(d);
+        labelOf[k.func] = (funcNameOf.count(k.func) ? funcNameOf[k.func] : k.func) + " " + shape;
+    }
+    std::vector<std::pair<double, std::string>> loss;
+    for (const auto& [sym, t] : bySymbol) loss.emplace_back(t.second - t.first, sym);
+    std::sort(loss.rbegin(), loss.rend());
+    std::fprintf(stdout, "In the network (%d runs, each call timed in place): sum %.3f ms per run, %+.3f ms against the warm sum; "
+                 "largest differences:\n", number, inNet, inNet - total);
+    for (size_t i = 0; i < loss.size() && i < 6 && loss[i].first > 0; ++i) {
+        const auto& t = bySymbol[loss[i].second];
+        std::fprintf(stdout, "  %-60s warm %8.4f ms  in network %8.4f ms  (%+.4f)\n", labelOf[loss[i].second].c_str(),
+                     t.first, t.second, loss[i].first);
+    }
 }
 }  // namespace
 

@@ -156,8 +156,18 @@ std::vector<KernelProfile> GraphRuntime::profile(int number) {
         for (int r = 0; r < number; ++r) callNode(k);
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         const ExecNode& n = m_graph.nodes[size_t(m_ops[k])];
-        out.push_back({m_ops[k], n.name, n.func, ms / number, n.flop});
+        out.push_back({m_ops[k], n.name, n.func, ms / number, n.flop, 0.0});
     }
+    // Whole-network runs, each call timed where it stands.
+    std::vector<double> inNet(m_ops.size(), 0.0);
+    for (int r = 0; r < number; ++r) {
+        for (size_t k = 0; k < m_ops.size(); ++k) {
+            const auto t0 = std::chrono::steady_clock::now();
+            callNode(k);
+            inNet[k] += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        }
+    }
+    for (size_t k = 0; k < m_ops.size(); ++k) out[k].inNetworkMs = inNet[k] / number;
     return out;
 }
 

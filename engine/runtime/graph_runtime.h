@@ -63,8 +63,12 @@ struct KernelProfile {
     int node = -1;          ///< Op node id
     std::string name;       ///< the node's name
     std::string func;       ///< kernel symbol
-    double meanMs = 0;      ///< mean time of one call (ms)
+    double meanMs = 0;      ///< mean time of one call (ms), repeated back to back after a warm-up (warm caches)
     double flop = 0;        ///< FLOPs of one call
+    /// Mean time of the call in its place in whole-network runs (ms): its inputs and weights as the
+    /// kernels before it left the caches. The sum over calls minus the sum of meanMs is the time
+    /// the network loses between kernels (cold weights, activations evicted from L2).
+    double inNetworkMs = 0;
 };
 
 class GraphRuntime {
@@ -104,7 +108,8 @@ public:
 
     /// Per-kernel time (TVM debug executor): every kernel is called `number` times after one warm-up
     /// call, over the state the previous run() left (inputs and intermediates in place), and timed
-    /// with a steady clock. Call after at least one run(). One entry per Op node, in order.
+    /// with a steady clock; then the network runs `number` more times with each call timed in place
+    /// (KernelProfile::inNetworkMs). Call after at least one run(). One entry per Op node, in order.
     std::vector<KernelProfile> profile(int number = 10);
 
     /// Bytes held by all storages.
