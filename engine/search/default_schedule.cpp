@@ -421,6 +421,16 @@ private:
                 tw = d;
                 break;
             }
+        // Vectors narrower than the target's (8 lanes of a 24-channel conv) leave the FMA units half
+        // fed by one column of rows x lanes accumulators: take up to 4 columns of them, at most 24
+        // accumulators in all (PP-OCR det's 24-channel 3x3 convs: 68% -> see the bench).
+        int64_t vc = 1;
+        if (f < m_o.vectorLanes && v.extent % f == 0)
+            for (int64_t c = std::min<int64_t>(4, v.extent / f); c >= 2; --c)
+                if ((v.extent / f) % c == 0 && tw * c <= 24) {
+                    vc = c;
+                    break;
+                }
         // The reader that receives the tile: the single element-wise consumer (conv + bias + relu),
         // else a cache-write copy (an output reduction, winograd's transforms and batch gemm).
         int r = s, o = -1, consumerIndex = -1;
@@ -465,9 +475,18 @@ private:
             const std::vector<std::string> rRed = names(r, nS, int(m_state.stage(r).iters.size()));
             for (int st : {r, o}) {
                 const auto& ax = st == r ? rAx : oAx;
-                search::split(&m_state, m_dag, st, index(st, ax[size_t(va)]), {f});
+                if (vc > 1)
+                    search::split(&m_state, m_dag, st, index(st, ax[size_t(va)]), {vc, f});
+                else
+                    search::split(&m_state, m_dag, st, index(st, ax[size_t(va)]), {f});
                 search::split(&m_state, m_dag, st, index(st, ax[size_t(ra)]), {tw});
             }
+            // The lanes' loops, innermost last: [v.1] or [v.1 (vc columns, unrolled), v.2 (lanes)].
+            auto laneLoops = [&](const std::vector<std::string>& ax) {
+                std::vector<std::string> l{ax[size_t(va)] + ".1"};
+                if (vc > 1) l.push_back(ax[size_t(va)] + ".2");
+                return l;
+            };
             // When the weights far outweigh the data (late 1x1 convolutions, dense), v.0 goes
             // outermost, so each weight slice is streamed once (see the reader below).
             std::vector<int> rows;
@@ -485,10 +504,11 @@ private:
             if (!vOuter) order.push_back(rAx[size_t(va)] + ".0");
             order.insert(order.end(), rRed.begin(), rRed.end());
             order.push_back(rAx[size_t(ra)] + ".1");
-            order.push_back(rAx[size_t(va)] + ".1");
+            for (const auto& l : laneLoops(rAx)) order.push_back(l);
             reorderByName(r, order);
             if (tw > 1) search::annotate(&m_state, m_dag, r, index(r, rAx[size_t(ra)] + ".1"), IteratorAnnotation::Unroll);
-            search::annotate(&m_state, m_dag, r, index(r, rAx[size_t(va)] + ".1"), IteratorAnnotation::Vectorize);
+            if (vc > 1) search::annotate(&m_state, m_dag, r, index(r, rAx[size_t(va)] + ".1"), IteratorAnnotation::Unroll);
+            search::annotate(&m_state, m_dag, r, index(r, laneLoops(rAx).back()), IteratorAnnotation::Vectorize);
             // Reader: [others.., w.0, v.0, w.1, v.1], the reduction computed at v.0; when the weights
             // far outweigh the data (late 1x1 convolutions), v.0 goes outermost instead,
             // [v.0, others.., w.0, w.1, v.1], so each weight slice is streamed once.
@@ -499,10 +519,10 @@ private:
             order.push_back(oAx[size_t(ra)] + ".0");
             if (!vOuter) order.push_back(oAx[size_t(va)] + ".0");
             order.push_back(oAx[size_t(ra)] + ".1");
-            order.push_back(oAx[size_t(va)] + ".1");
+            for (const auto& l : laneLoops(oAx)) order.push_back(l);
             reorderByName(o, order);
             search::computeAt(&m_state, m_dag, r, o, nS - 1);  // the last of the nS outer loops
-            int vecIdx = nS + 1;
+            int vecIdx = vc > 1 ? nS + 2 : nS + 1;
             parallelizeOuter(o, nS, workOf(op), &vecIdx);
             // The reader's lanes are contiguous only when v is its last axis.
             const Operation oop = m_state.stage(o).op;

@@ -185,6 +185,7 @@ private Q_SLOTS:
         QTest::addRow("dense 40x120 -> 6625 (PP-OCR rec's classifier)") << "dense";
         QTest::addRow("1x1 conv to 42 channels (PP-OCR det)") << "conv42";
         QTest::addRow("conv2d_transpose 2x2/2 to 1 channel (PP-OCR det's head)") << "deconv1";
+        QTest::addRow("3x3 conv to 24 channels (PP-OCR det's neck)") << "conv24";
         QTest::addRow("softmax over 6625 classes") << "softmax";
     }
     void testDefaultScheduleAwkwardShapes() {
@@ -205,6 +206,14 @@ private Q_SLOTS:
             a.set("data_layout", std::string("NHWC"));
             a.set("kernel_layout", std::string("HWIO"));
             g.addOutput(g.addOp("nn.conv2d", {x, g.addConstant("w", test::randomConstant({1, 1, 48, 42}, 5))}, a));
+        } else if (kind == QLatin1String("conv24")) {
+            const graph::NodeId x = g.addInput("x", {{1, 16, 16, 32}});
+            a.set("channels", int64_t(24));
+            a.set("kernel_size", std::vector<int64_t>{3, 3});
+            a.set("padding", std::vector<int64_t>{1, 1, 1, 1});
+            a.set("data_layout", std::string("NHWC"));
+            a.set("kernel_layout", std::string("HWIO"));
+            g.addOutput(g.addOp("nn.conv2d", {x, g.addConstant("w", test::randomConstant({3, 3, 32, 24}, 9))}, a));
         } else if (kind == QLatin1String("deconv1")) {
             const graph::NodeId x = g.addInput("x", {{1, 8, 20, 20}});
             a.set("channels", int64_t(1));
@@ -236,6 +245,9 @@ private Q_SLOTS:
             QVERIFY(kinds.count("CA"));  // a register tile computed at its reader's tile
             QVERIFY2(ir.find("unrolled") != std::string::npos, ir.c_str());  // its rows
         }
+        if (kind == QLatin1String("conv24"))  // three unrolled columns of 8-lane vectors: 8 rows x 24 channels
+            QVERIFY2(ir.find("unrolled (ff_c.1, 0, 3)") != std::string::npos && ir.find("vectorized (ff_c.2, 0, 8)") != std::string::npos,
+                     ir.c_str());
         if (kind == QLatin1String("conv42") || kind == QLatin1String("dense"))
             QVERIFY2(ir.find("< 42") != std::string::npos || ir.find("< 6625") != std::string::npos, ir.c_str());  // masked tail
         CompiledModule mod = build(g, {});
