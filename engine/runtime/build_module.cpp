@@ -216,6 +216,38 @@ void lowerWithLayouts(KernelJob& job, const LayoutRewrite& rw) {
                            l.newLayout();
 }
 
+/// For each convolution that TVM's rule rewrites to winograd (in the order AlterOpLayout meets
+/// them): keep winograd (true) or compile it direct (false), by the log. The two variants of the
+/// network (the rule, and every such conv direct) are partitioned alike, group for group, except
+/// that each such conv's group is a winograd task in one and a conv2d task in the other; the
+/// cheaper record of the two wins, a record beats none, and with no record for either the rule
+/// stands. Empty when the log decides nothing differently from the rule, or when the variants do
+/// not pair up (then the rule, as TVM).
+std::vector<bool> chooseWinogradPerConv(const graph::Graph& g, const graph::AlterLayoutOptions& ao,
+                                        const record::HistoryBest& history, const std::string& target) {
+    graph::AlterLayoutOptions direct = ao;
+    direct.winograd = false;
+    const graph::Graph wg = graph::optimizeForTasks(g, ao), dg = graph::optimizeForTasks(g, direct);
+    const std::vector<graph::FusedGroup> wgroups = graph::fuseOps(wg), dgroups = graph::fuseOps(dg);
+    if (wgroups.size() != dgroups.size()) return {};
+    std::vector<bool> keep;
+    bool differs = false;
+    for (size_t i = 0; i < wgroups.size(); ++i) {
+        bool isWinograd = false;
+        for (graph::NodeId id : wgroups[i].nodes)
+            isWinograd |= wg.node(id).kind == graph::NodeKind::Op &&
+                          wg.node(id).op == "nn.contrib_conv2d_winograd_without_weight_transform";
+        if (!isWinograd) continue;
+        const std::string wkey = graph::lowerGroup(wg, wgroups[i]).dag.workloadKey();
+        const std::string dkey = graph::lowerGroup(dg, dgroups[i]).dag.workloadKey();
+        const double wc = history.queryCost(target, wkey), dc = history.queryCost(target, dkey);
+        const bool useWinograd = !(dc < wc);  // +inf when there is no record
+        differs |= !useWinograd;
+        keep.push_back(useWinograd);
+    }
+    return differs ? keep : std::vector<bool>{};
+}
+
 /// Chooses the schedule of one DAG and lowers it (never throws for a bad record or a default
 /// schedule that does not lower: it falls back and says so in the report).
 void lowerJob(KernelJob& job, const record::HistoryBest* history, const autotvm::ApplyHistoryBest* autotvm,
@@ -444,6 +476,11 @@ std::string BuildReport::text() const {
                   logFormat.c_str(), logRecords, logBadLines, plannedBytes / 1e6, naiveBytes / 1e6, paramBytes / 1e6, passSeconds,
                   lowerSeconds, compileSeconds, loadSeconds);
     os << line;
+    if (!winogradChoice.empty()) {
+        const auto kept = std::count(winogradChoice.begin(), winogradChoice.end(), true);
+        os << "  winograd: " << kept << " of " << winogradChoice.size() << " convolutions kept winograd, "
+           << winogradChoice.size() - size_t(kept) << " compiled direct (the log's direct record is faster, or the only one)\n";
+    }
     if (logFormat == "autotvm" &&
         std::none_of(kernels.begin(), kernels.end(), [](const KernelReport& k) { return !k.autotvmConfig.empty(); }))
         os << "  note: no kernel is an AutoTVM workload (AutoTVM's x86 records apply to NCHW conv2d)\n";
@@ -662,6 +699,16 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
             rep.logRecords = int(log.records.size());
             rep.logBadLines = int(log.badLines.size());
             history = std::make_unique<record::HistoryBest>(log.records, options.includeCompatible);
+        }
+    }
+
+    // Winograd or direct, per convolution, from the log: whichever of its two tasks has the faster
+    // record (the rule's choice when neither or only... see chooseWinogradPerConv).
+    if (history && !gpu && opts.winograd && ao.autoScheduler) {
+        rep.winogradChoice = chooseWinogradPerConv(g, ao, *history, rep.target);
+        if (!rep.winogradChoice.empty()) {
+            const std::vector<bool> keep = rep.winogradChoice;
+            ao.winogradAt = [keep](int k) { return k >= int(keep.size()) || keep[size_t(k)]; };
         }
     }
 

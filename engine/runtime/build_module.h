@@ -68,8 +68,11 @@ struct BuildOptions {
     bool includeCompatible = false;
     /// Groups without a record: true = default_schedule.h, false = the unscheduled lowering.
     bool defaultSchedules = true;
-    /// false: no winograd rewrite of NHWC 3x3 convolutions (graph::AlterLayoutOptions::winograd);
-    /// must match the extraction the log was tuned with, or those convolutions find no record.
+    /// false: no winograd rewrite of NHWC 3x3 convolutions (graph::AlterLayoutOptions::winograd).
+    /// true: TVM's rule, except where the log holds a faster record for a convolution's direct
+    /// conv2d task than for its winograd task (or the only one): that one is compiled direct
+    /// (BuildReport::winogradChoice), so a log tuned with --no-winograd, or merged from both, needs
+    /// no flag here.
     bool winograd = true;
     search::DefaultScheduleOptions defaults;  ///< vectorLanes is overridden by the target's vector width
     /// CPU targets: a tuned kernel whose record was timed with its weights in a rewritten layout
@@ -108,6 +111,10 @@ struct KernelReport {
 
 struct BuildReport {
     std::string target;          ///< the target string used
+    /// Per convolution that TVM's rule rewrites to winograd (in graph order): kept winograd (true)
+    /// or compiled direct (false) because the log's record of its direct conv2d task is faster (or
+    /// the only one). Empty: the rule for every convolution (no log, or the log agrees with it).
+    std::vector<bool> winogradChoice;
     int graphNodes = 0;          ///< nodes of the optimized graph
     int groups = 0;              ///< fused groups = kernel calls per run
     int tunedCalls = 0, defaultCalls = 0, unscheduledCalls = 0;  ///< groups by schedule source

@@ -3,6 +3,7 @@
 // summary and deploy formats, the default schedules, the zoo networks and the PP-OCR models
 // compiled end to end and checked against the graph reference interpreter / ONNX Runtime, a real
 // TVM tuning log applied to resnet-18, and an exported library run by tunebench-runner.
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <cmath>
@@ -20,6 +21,7 @@
 #include "engine/graph/tensor_io.h"
 #include "engine/graph/zoo.h"
 #include "engine/lower/lower_state.h"
+#include "engine/record/record_io.h"
 #include "engine/measure/timer.h"
 #include "engine/runtime/benchmark.h"
 #include "engine/runtime/build_module.h"
@@ -29,6 +31,7 @@
 #include "engine/schedule/infer_bound.h"
 #include "engine/schedule/transform_step.h"
 #include "engine/support/error.h"
+#include "engine/tuning/program_measurer.h"
 #include "tests/engine/test_graph_util.h"
 #include "runtime_test_util.h"
 
@@ -266,6 +269,67 @@ private Q_SLOTS:
         QVERIFY(mod2.report().kernels.at(0).layoutRewrite.empty());
         const double err2 = compareWithInterpreter(mod2, g);
         QVERIFY2(err2 <= 1e-5, qPrintable(QString::number(err2)));
+    }
+
+    void testWinogradOrDirectPerConvFromRecords() {
+        // Two 3x3 convolutions that TVM's rule rewrites to winograd (64 < CO < 512), of different
+        // widths so that their tasks differ. The log: conv a has a winograd record (2 ms) and a
+        // faster direct one (1 ms), conv b a winograd record only. compile keeps b winograd and
+        // compiles a direct, both tuned, and the network still computes the interpreter's result.
+        graph::Graph g;
+        const graph::NodeId x = g.addInput("data", graph::TensorType{{1, 14, 14, 128}, te::DType::Float32});
+        const graph::NodeId y = test::addConvBiasRelu(g, x, 128, 128, 5, "a");
+        g.setOutputs({test::addConvBiasRelu(g, y, 128, 192, 9, "b")});
+        const std::string target = hostTargetString();
+        graph::TaskExtractionOptions eo;
+        eo.target = target;
+        const auto wtasks = graph::extractTasks(g, eo);
+        eo.winograd = false;
+        const auto dtasks = graph::extractTasks(g, eo);
+        QCOMPARE(wtasks.size(), size_t(2));
+        QCOMPARE(dtasks.size(), size_t(2));
+        auto channels = [](const graph::ExtractedTask& t) { return t.dag.outputs().at(0).shape().back(); };
+        auto record = [&](const graph::ExtractedTask& e, double seconds) {
+            search::SearchTask t;
+            t.dag = std::make_shared<const te::ComputeDAG>(e.dag);
+            t.workloadKey = e.workloadKey;
+            t.target = target;
+            search::MeasureOutcome o;
+            o.costs = {seconds};
+            return tuning::makeRecord(t, target, State(*t.dag), o);
+        };
+        QTemporaryDir dir;
+        const std::string logPath = QString(dir.path() + QStringLiteral("/log.json")).toStdString();
+        {
+            record::RecordWriter w(logPath, record::RecordWriter::Mode::Truncate);
+            for (const auto& t : wtasks) {
+                QVERIFY(t.desc.find("winograd") != std::string::npos);
+                w.append(record(t, channels(t) == 128 ? 2e-3 : 1e-3));
+            }
+            for (const auto& t : dtasks)
+                if (channels(t) == 128) w.append(record(t, 1e-3));
+        }
+        BuildOptions o;
+        o.logPath = logPath;
+        CompiledModule mod = build(g, o);
+        const BuildReport& rep = mod.report();
+        QCOMPARE(rep.winogradChoice, (std::vector<bool>{false, true}));
+        QCOMPARE(rep.tunedCalls, 2);
+        int winogradKernels = 0;
+        for (const auto& k : rep.kernels) winogradKernels += k.funcName.find("winograd") != std::string::npos;
+        QCOMPARE(winogradKernels, 1);
+        QVERIFY2(rep.text().find("winograd: 1 of 2 convolutions kept winograd, 1 compiled direct") != std::string::npos,
+                 rep.text().c_str());
+        const double err = compareWithInterpreter(mod, g);
+        QVERIFY2(err <= 1e-4, qPrintable(QString::number(err)));
+        // A log of winograd records only: the rule stands, and the report says nothing of it.
+        {
+            record::RecordWriter w(logPath, record::RecordWriter::Mode::Truncate);
+            for (const auto& t : wtasks) w.append(record(t, 1e-3));
+        }
+        CompiledModule mod2 = build(g, o);
+        QVERIFY(mod2.report().winogradChoice.empty());
+        QCOMPARE(mod2.report().tunedCalls, 2);
     }
 
     void testZooNetworks_data() {

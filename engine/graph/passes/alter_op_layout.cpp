@@ -246,7 +246,9 @@ private:
         const bool winogradShape = dl.name() == "NHWC" && kl.name() == "HWIO" && groups == 1 && fp32 && KH == 3 &&
                                    KW == 3 && strides[0] == 1 && strides[1] == 1 && dil[0] == 1 && dil[1] == 1;
         const bool picksWinograd = st == OpStrategy::X86 ? 64 < CO && CO < 512 : st != OpStrategy::GpuGeneric;
-        if (winogradShape && picksWinograd && m_opt.autoScheduler && m_opt.winograd) {
+        bool useWinograd = winogradShape && picksWinograd && m_opt.autoScheduler && m_opt.winograd;
+        if (useWinograd && m_opt.winogradAt) useWinograd = m_opt.winogradAt(m_winogradIndex++);
+        if (useWinograd) {
             const int64_t H = ds[1];
             const int64_t tile = st == OpStrategy::Cuda ? (H % 8 == 0 ? 4 : 2) : st == OpStrategy::Mali ? (H % 4 == 0 ? 4 : 2) : 4;
             NodeId data = toOriginal(n.inputs[0]);
@@ -339,6 +341,7 @@ private:
     std::vector<NodeId> m_cur;
     std::vector<std::string> m_lay;  // blocked layout of the rewritten value ("" = original)
     std::vector<char> m_known;       // Relay layout inference knows this value's layout
+    int m_winogradIndex = 0;         // convolutions met so far that the rule rewrites to winograd (winogradAt)
     std::map<std::tuple<NodeId, std::string, std::string>, NodeId> m_memo;
 };
 

@@ -75,6 +75,12 @@ struct AlterLayoutOptions {
     /// TVM option: TVM always takes the higher-plevel winograd; this lets the two be compared, and
     /// the task list then differs from TVM's).
     bool winograd = true;
+    /// Per-convolution override of `winograd`: called with the index of each convolution that TVM's
+    /// rule would rewrite to winograd (0, 1, ... in the order the pass meets them, topological),
+    /// true keeps the rewrite, false leaves that one a direct nn.conv2d. build() sets it from a
+    /// log's records (runtime/build_module.h: whichever of the two tasks ran faster). Empty: the
+    /// rule for all.
+    std::function<bool(int winogradIndex)> winogradAt;
     /// AutoTVM dispatch (TVM's `_alter_conv2d_layout` asks `DispatchContext.current` for the
     /// conv2d_NCHWc.x86 config of each NCHW conv and blocks by its tile_ic / tile_oc): given an
     /// NCHW, OIHW, groups-1 conv2d node and its data (NCHW) and kernel (OIHW) shapes, the
