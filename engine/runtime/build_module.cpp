@@ -217,18 +217,21 @@ void lowerWithLayouts(KernelJob& job, const LayoutRewrite& rw) {
 }
 
 /// For each convolution that TVM's rule rewrites to winograd (in the order AlterOpLayout meets
-/// them): keep winograd (true) or compile it direct (false), by the log. The two variants of the
-/// network (the rule, and every such conv direct) are partitioned alike, group for group, except
+/// them): keep winograd (true) or compile it direct (false), by the log. `wg` / `wgroups`: the
+/// network optimized and partitioned under the rule. The two variants of the network (the rule,
+/// and every such conv direct) are partitioned alike, group for group, except
 /// that each such conv's group is a winograd task in one and a conv2d task in the other; the
 /// cheaper record of the two wins, a record beats none, and with no record for either the rule
 /// stands. Empty when the log decides nothing differently from the rule, or when the variants do
 /// not pair up (then the rule, as TVM).
-std::vector<bool> chooseWinogradPerConv(const graph::Graph& g, const graph::AlterLayoutOptions& ao,
-                                        const record::HistoryBest& history, const std::string& target) {
+std::vector<bool> chooseWinogradPerConv(const graph::Graph& g, const graph::Graph& wg,
+                                        const std::vector<graph::FusedGroup>& wgroups,
+                                        const graph::AlterLayoutOptions& ao, const record::HistoryBest& history,
+                                        const std::string& target) {
     graph::AlterLayoutOptions direct = ao;
     direct.winograd = false;
-    const graph::Graph wg = graph::optimizeForTasks(g, ao), dg = graph::optimizeForTasks(g, direct);
-    const std::vector<graph::FusedGroup> wgroups = graph::fuseOps(wg), dgroups = graph::fuseOps(dg);
+    const graph::Graph dg = graph::optimizeForTasks(g, direct);
+    const std::vector<graph::FusedGroup> dgroups = graph::fuseOps(dg);
     if (wgroups.size() != dgroups.size()) return {};
     std::vector<bool> keep;
     bool differs = false;
@@ -702,20 +705,20 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
         }
     }
 
-    // Winograd or direct, per convolution, from the log: whichever of its two tasks has the faster
-    // record (the rule's choice when neither or only... see chooseWinogradPerConv).
+    // 1. The graph as task extraction sees it, partitioned into primitive functions. With a log,
+    // winograd or direct per convolution: whichever of its two tasks has the faster record
+    // (chooseWinogradPerConv); the graph is rebuilt only when the log overrides TVM's rule.
+    auto t0 = std::chrono::steady_clock::now();
+    graph::Graph opt = graph::optimizeForTasks(g, ao);
+    std::vector<graph::FusedGroup> groups = graph::fuseOps(opt);
     if (history && !gpu && opts.winograd && ao.autoScheduler) {
-        rep.winogradChoice = chooseWinogradPerConv(g, ao, *history, rep.target);
+        rep.winogradChoice = chooseWinogradPerConv(g, opt, groups, ao, *history, rep.target);
         if (!rep.winogradChoice.empty()) {
-            const std::vector<bool> keep = rep.winogradChoice;
-            ao.winogradAt = [keep](int k) { return k >= int(keep.size()) || keep[size_t(k)]; };
+            ao.winogradAt = [keep = rep.winogradChoice](int k) { return k >= int(keep.size()) || keep[size_t(k)]; };
+            opt = graph::optimizeForTasks(g, ao);
+            groups = graph::fuseOps(opt);
         }
     }
-
-    // 1. The graph as task extraction sees it, partitioned into primitive functions.
-    auto t0 = std::chrono::steady_clock::now();
-    const graph::Graph opt = graph::optimizeForTasks(g, ao);
-    const std::vector<graph::FusedGroup> groups = graph::fuseOps(opt);
     rep.graphNodes = int(opt.size());
     rep.passSeconds = secondsSince(t0);
 

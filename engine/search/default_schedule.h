@@ -34,6 +34,8 @@
 ///      when every load is contiguous or invariant along it (reduce loops move inside the outer
 ///      part), and the outermost spatial loops are fused (until `parallelGoal` iterations) and
 ///      parallelized when the stage does enough work (`parallelMinWork` multiply-adds or points).
+///      An injective stage whose last axes have one element (an NCHWc packing with one channel per
+///      block) vectorizes the axis before them, with gathers where its loads need them.
 /// When this state cannot be lowered, the compiler falls back to lower::lowerComputeDag.
 ///
 /// The same state seeds the search (tuning::TuneOptions::seedDefaultSchedule): it is measured in

@@ -202,21 +202,17 @@ private Q_SLOTS:
         if (kind == QLatin1String("dense")) {
             const graph::NodeId x = g.addInput("x", {{40, 120}});
             g.addOutput(g.addOp("nn.dense", {x, g.addConstant("w", test::randomConstant({6625, 120}, 3))}));
-        } else if (kind == QLatin1String("conv42")) {
-            const graph::NodeId x = g.addInput("x", {{1, 10, 10, 48}});
-            a.set("channels", int64_t(42));
-            a.set("kernel_size", std::vector<int64_t>{1, 1});
+        } else if (kind == QLatin1String("conv42") || kind == QLatin1String("conv24")) {
+            // 1x1 48 -> 42 channels, or 3x3 (pad 1) 32 -> 24 channels, NHWC / HWIO.
+            const bool wide = kind == QLatin1String("conv42");
+            const int64_t cin = wide ? 48 : 32, cout = wide ? 42 : 24, k = wide ? 1 : 3;
+            const graph::NodeId x = g.addInput("x", {{1, wide ? 10 : 16, wide ? 10 : 16, cin}});
+            a.set("channels", cout);
+            a.set("kernel_size", std::vector<int64_t>{k, k});
+            a.set("padding", std::vector<int64_t>(4, k / 2));
             a.set("data_layout", std::string("NHWC"));
             a.set("kernel_layout", std::string("HWIO"));
-            g.addOutput(g.addOp("nn.conv2d", {x, g.addConstant("w", test::randomConstant({1, 1, 48, 42}, 5))}, a));
-        } else if (kind == QLatin1String("conv24")) {
-            const graph::NodeId x = g.addInput("x", {{1, 16, 16, 32}});
-            a.set("channels", int64_t(24));
-            a.set("kernel_size", std::vector<int64_t>{3, 3});
-            a.set("padding", std::vector<int64_t>{1, 1, 1, 1});
-            a.set("data_layout", std::string("NHWC"));
-            a.set("kernel_layout", std::string("HWIO"));
-            g.addOutput(g.addOp("nn.conv2d", {x, g.addConstant("w", test::randomConstant({3, 3, 32, 24}, 9))}, a));
+            g.addOutput(g.addOp("nn.conv2d", {x, g.addConstant("w", test::randomConstant({k, k, cin, cout}, wide ? 5 : 9))}, a));
         } else if (kind == QLatin1String("deconv1")) {
             const graph::NodeId x = g.addInput("x", {{1, 8, 20, 20}});
             a.set("channels", int64_t(1));
