@@ -33,7 +33,8 @@ QStringList TuneCommandLine::normalized(const QStringList& args) {
 QList<QCommandLineOption> TuneCommandLine::options() const {
     return net.options() + QList<QCommandLineOption>{target, targetHost, trials, log, resume, strategy, perRound, seed, costModel,
                                                      early, runner, tracker, key, tsv, number, repeat, minRepeat,
-                                                     timeout, flush, only, noSeed, pipeline, abandon, rejectPreempted, layoutRewrite};
+                                                     timeout, flush, only, noSeed, pipeline, abandon, screen, screenMs, rejectPreempted,
+                                                     layoutRewrite};
 }
 
 tuning::TuningJob TuneCommandLine::job(const QCommandLineParser& p) const {
@@ -107,6 +108,12 @@ tuning::TuningJob TuneCommandLine::job(const QCommandLineParser& p) const {
     r.abandonFactor = p.value(abandon).toDouble(&ok);
     TB_USER_CHECK(ok && (r.abandonFactor == 0 || r.abandonFactor > 1))
         << "--abandon-factor must be 0 (off) or a number > 1, got '" << p.value(abandon).toStdString() << "'";
+    r.screenFactor = p.value(screen).toDouble(&ok);
+    TB_USER_CHECK(ok && (r.screenFactor == 0 || r.screenFactor > 1))
+        << "--screen must be 0 (off) or a number > 1, got '" << p.value(screen).toStdString() << "'";
+    r.screenMs = p.value(screenMs).toDouble(&ok);
+    TB_USER_CHECK(ok && r.screenMs > 0) << "--screen-ms must be a positive number of ms, got '"
+                                        << p.value(screenMs).toStdString() << "'";
     r.rejectPreempted = p.isSet(rejectPreempted);
     TB_USER_CHECK(!(r.rejectPreempted && r.cacheFlush == tuning::CacheFlushMode::On))
         << "--reject-preempted does not combine with --cache-flush on (a flushed round is timed whole)";
@@ -148,6 +155,8 @@ QStringList TuneCommandLine::arguments(const tuning::TuningJob& j) {
         a << QStringLiteral("--cache-flush") << QString::fromLatin1(tuning::cacheFlushModeName(r.cacheFlush));
     if (r.pipelineSlice != d.runner.pipelineSlice) a << QStringLiteral("--pipeline") << QString::number(r.pipelineSlice);
     if (r.abandonFactor != d.runner.abandonFactor) a << QStringLiteral("--abandon-factor") << QString::number(r.abandonFactor, 'g', 17);
+    if (r.screenFactor != d.runner.screenFactor) a << QStringLiteral("--screen") << QString::number(r.screenFactor, 'g', 17);
+    if (r.screenMs != d.runner.screenMs) a << QStringLiteral("--screen-ms") << QString::number(r.screenMs, 'g', 17);
     if (r.rejectPreempted) a << QStringLiteral("--reject-preempted");
 
     a << QStringLiteral("--log") << str(j.logPath);

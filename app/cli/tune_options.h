@@ -73,6 +73,15 @@ struct TuneCommandLine {
                                               "slower than its task's best so far; its record holds that call (default "
                                               "2.5; 0: time every candidate fully, as TVM)."),
                                QStringLiteral("F"), QStringLiteral("2.5")};
+    QCommandLineOption screen{QStringLiteral("screen"),
+                              QStringLiteral("Local CPU runner: time every candidate for --screen-ms first and to "
+                                             "min_repeat_ms only those within F times its task's best so far; the "
+                                             "others' records hold the screening time (default 0: off)."),
+                              QStringLiteral("F"), QStringLiteral("0")};
+    QCommandLineOption screenMs{QStringLiteral("screen-ms"),
+                                QStringLiteral("Local CPU runner: how long the screening part of a measurement lasts "
+                                               "(default 10 ms)."),
+                                QStringLiteral("MS"), QStringLiteral("10")};
     QCommandLineOption rejectPreempted{QStringLiteral("reject-preempted"),
                                        QStringLiteral("Local CPU runner: time only the ~1 ms slices in which no thread of "
                                                       "the measuring process was preempted (shared, loaded machines).")};

@@ -73,6 +73,8 @@ tuning::TuningJob engineJob(const TuningJob& j) {
     r.cacheFlush = tuning::parseCacheFlushMode(sstr(j.cacheFlush));
     r.pipelineSlice = j.pipelineSlice;
     r.abandonFactor = j.abandonFactor;
+    r.screenFactor = j.screenFactor;
+    r.screenMs = j.screenMs;
     r.rejectPreempted = j.rejectPreempted;
     r.trackerRetryTimeoutS = j.trackerRetryTimeoutS;
 
@@ -116,6 +118,8 @@ TuningJob sessionJob(const tuning::TuningJob& e) {
     j.cacheFlush = QString::fromLatin1(tuning::cacheFlushModeName(r.cacheFlush));
     j.pipelineSlice = r.pipelineSlice;
     j.abandonFactor = r.abandonFactor;
+    j.screenFactor = r.screenFactor;
+    j.screenMs = r.screenMs;
     j.rejectPreempted = r.rejectPreempted;
     j.trackerRetryTimeoutS = r.trackerRetryTimeoutS;
 

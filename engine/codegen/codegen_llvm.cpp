@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "engine/codegen/kernel_abi.h"
 #include "engine/codegen/llvm_headers.h"
@@ -263,6 +264,29 @@ private:
         }
     }
 
+    static bool positiveConst(const Expr& e) {
+        int64_t v = 0;
+        return te::isConstInt(e, &v) && v > 0;
+    }
+    /// Whether an integer expression cannot be negative: constants >= 0, loop variables of loops
+    /// that start at a constant >= 0, and sums, products, quotients and remainders of those (by
+    /// positive constants). Conservative: false when unsure.
+    bool nonNegative(const Expr& e) const {
+        switch (e.kind()) {
+            case ExprKind::IntImm: return e.as<te::IntImmNode>()->value >= 0;
+            case ExprKind::Var: return m_nonNegVars.count(e.get()) > 0;
+            case ExprKind::Add:
+            case ExprKind::Mul:
+            case ExprKind::Min:
+            case ExprKind::Max: return nonNegative(bin(e)->a) && nonNegative(bin(e)->b);
+            case ExprKind::Div:
+            case ExprKind::Mod:
+            case ExprKind::FloorDiv:
+            case ExprKind::FloorMod: return nonNegative(bin(e)->a) && positiveConst(bin(e)->b);
+            default: return false;
+        }
+    }
+
     llvm::Value* emitBinary(const Expr& e) {
         const ExprKind k = e.kind();
         const te::BinaryNode* n = bin(e);
@@ -271,16 +295,35 @@ private:
         matchLanes(a, b);
         const bool fl = te::isFloat(t);
         switch (k) {
-            case ExprKind::Add: return fl ? m_b.CreateFAdd(a, b) : m_b.CreateAdd(a, b);
-            case ExprKind::Sub: return fl ? m_b.CreateFSub(a, b) : m_b.CreateSub(a, b);
-            case ExprKind::Mul: return fl ? m_b.CreateFMul(a, b) : m_b.CreateMul(a, b);
-            case ExprKind::Div: return fl ? m_b.CreateFDiv(a, b) : m_b.CreateSDiv(a, b);
-            case ExprKind::Mod: return fl ? m_b.CreateFRem(a, b) : m_b.CreateSRem(a, b);
+            // Integer arithmetic is signed and does not wrap (TVM's codegen emits nsw as well):
+            // the flags let LLVM's loop analyses (SCEV, indvars) see index expressions as affine
+            // at once instead of proving it.
+            case ExprKind::Add: return fl ? m_b.CreateFAdd(a, b) : m_b.CreateNSWAdd(a, b);
+            case ExprKind::Sub: return fl ? m_b.CreateFSub(a, b) : m_b.CreateNSWSub(a, b);
+            case ExprKind::Mul: return fl ? m_b.CreateFMul(a, b) : m_b.CreateNSWMul(a, b);
+            case ExprKind::Div:
+                if (fl) return m_b.CreateFDiv(a, b);
+                return positiveConst(n->b) && nonNegative(n->a) ? m_b.CreateUDiv(a, b) : m_b.CreateSDiv(a, b);
+            case ExprKind::Mod:
+                if (fl) return m_b.CreateFRem(a, b);
+                return positiveConst(n->b) && nonNegative(n->a) ? m_b.CreateURem(a, b) : m_b.CreateSRem(a, b);
             case ExprKind::FloorDiv:
             case ExprKind::FloorMod: {
                 if (fl) {
                     llvm::Value* q = m_b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, m_b.CreateFDiv(a, b));
                     return k == ExprKind::FloorDiv ? q : m_b.CreateFSub(a, m_b.CreateFMul(q, b));
+                }
+                // Index arithmetic: a non-negative dividend over a positive constant is plain
+                // unsigned division (a shift or mask for a power of two), and a positive constant
+                // divisor alone needs one sign test. The general form below was most of the
+                // instructions LLVM had to clean up in a tiled kernel (issue 20: compile time).
+                if (positiveConst(n->b)) {
+                    if (nonNegative(n->a)) return k == ExprKind::FloorDiv ? m_b.CreateUDiv(a, b) : m_b.CreateURem(a, b);
+                    llvm::Value* q = m_b.CreateSDiv(a, b);
+                    llvm::Value* r = m_b.CreateSRem(a, b);
+                    llvm::Value* neg = m_b.CreateICmpSLT(r, llvm::Constant::getNullValue(r->getType()));
+                    if (k == ExprKind::FloorDiv) return m_b.CreateSub(q, m_b.CreateZExt(neg, q->getType()));
+                    return m_b.CreateSelect(neg, m_b.CreateAdd(r, b), r);
                 }
                 llvm::Value* q = m_b.CreateSDiv(a, b);
                 llvm::Value* r = m_b.CreateSRem(a, b);
@@ -576,7 +619,9 @@ private:
     }
 
     // for (v = begin; v < end; ++v) body, with begin/end i64 values.
-    void emitSerialLoop(const te::Var& v, llvm::Value* begin, llvm::Value* end, const Stmt& body) {
+    /// `nonNegBegin`: the loop starts at a value >= 0 even when `begin` is not a constant (a
+    /// parallel loop's chunk of a range that starts at a constant >= 0).
+    void emitSerialLoop(const te::Var& v, llvm::Value* begin, llvm::Value* end, const Stmt& body, bool nonNegBegin = false) {
         llvm::BasicBlock* pre = m_b.GetInsertBlock();
         llvm::BasicBlock* head = llvm::BasicBlock::Create(m_ctx, "for_head." + v.name(), m_fn);
         llvm::BasicBlock* bodyBB = llvm::BasicBlock::Create(m_ctx, "for_body." + v.name(), m_fn);
@@ -588,7 +633,11 @@ private:
         m_b.CreateCondBr(m_b.CreateICmpSLT(iv, end), bodyBB, exit);
         m_b.SetInsertPoint(bodyBB);
         m_vars[v.get()] = iv;
+        const auto* c = llvm::dyn_cast<llvm::ConstantInt>(begin);
+        const bool nonNeg = nonNegBegin || (c && !c->isNegative());
+        if (nonNeg) m_nonNegVars.insert(v.get());
         emitStmt(body);
+        if (nonNeg) m_nonNegVars.erase(v.get());
         m_vars.erase(v.get());
         llvm::Value* next = m_b.CreateAdd(iv, llvm::ConstantInt::get(m_i64, 1), "", true, true);
         iv->addIncoming(next, m_b.GetInsertBlock());
@@ -621,7 +670,11 @@ private:
                     m_laneVar = f->var;
                     m_laneBase = mn;
                     m_lanes = static_cast<int>(ext);
+                    const auto* c = llvm::dyn_cast<llvm::ConstantInt>(mn);
+                    const bool nonNeg = c && !c->isNegative();
+                    if (nonNeg) m_nonNegVars.insert(f->var.get());
                     emitStmt(f->body);
+                    if (nonNeg) m_nonNegVars.erase(f->var.get());
                     m_laneVar.reset();
                     m_laneBase = nullptr;
                     m_lanes = 1;
@@ -702,7 +755,8 @@ private:
             impl->getArg(unsigned(k))->setName(bb.buf->name);
             m_bufs[key] = {bb.buf, impl->getArg(unsigned(k++))};
         }
-        emitSerialLoop(f->var, impl->getArg(0), impl->getArg(1), f->body);
+        const auto* c = llvm::dyn_cast<llvm::ConstantInt>(mn);
+        emitSerialLoop(f->var, impl->getArg(0), impl->getArg(1), f->body, c && !c->isNegative());
         m_b.CreateRetVoid();
         m_fn = savedFn;
         m_entry = savedEntry;
@@ -725,6 +779,7 @@ private:
     llvm::Function* m_fn = nullptr;
     llvm::BasicBlock* m_entry = nullptr;
     std::unordered_map<const te::ExprNode*, llvm::Value*> m_vars;
+    std::unordered_set<const te::ExprNode*> m_nonNegVars;  // loop variables known to be >= 0
     std::unordered_map<const te::OperationNode*, BufBinding> m_bufs;
     int m_parCounter = 0;
 

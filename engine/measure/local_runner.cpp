@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <climits>
+#include <map>
 #include <cstdlib>
 #include <cstring>
 
@@ -115,7 +116,7 @@ std::string LocalRunner::stopWorker(bool killIt) {
 }
 
 MeasureResult LocalRunner::runOne(const codegen::CompiledKernel& kernel, const CheckSpec* check,
-                                  std::optional<bool> cacheFlush, double abandonAboveS) {
+                                  std::optional<bool> cacheFlush, double abandonAboveS, double screenAboveS) {
     using clock = std::chrono::steady_clock;
     const auto t0 = clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
@@ -133,6 +134,8 @@ MeasureResult LocalRunner::runOne(const codegen::CompiledKernel& kernel, const C
     req.timer.cooldownIntervalMs = m_options.cooldownIntervalS * 1e3;
     req.timer.rejectPreempted = m_options.rejectPreempted;
     req.timer.abandonAboveS = abandonAboveS;
+    req.timer.screenMs = screenAboveS > 0 ? m_options.screenMs : 0;
+    req.timer.screenAboveS = screenAboveS;
     req.flushCache = cacheFlush.value_or(m_options.enableCpuCacheFlush);
     req.seed = m_options.seed;
     if (check) {
@@ -170,14 +173,25 @@ std::vector<MeasureResult> LocalRunner::run(const std::vector<MeasureInput>& inp
     std::vector<MeasureResult> out;
     out.reserve(inputs.size());
     ++m_batches;
+    std::map<std::string, double> batchBest;  // per workload key: best mean cost in this batch (s)
     for (size_t i = 0; i < inputs.size(); ++i) {
         const BuildResult& b = builds[i];
+        const MeasureInput& in = inputs[i];
         MeasureResult r;
         if (b.errorNo != MeasureErrorNo::NoError || !b.kernel) {
             r = failure(b.errorNo == MeasureErrorNo::NoError ? MeasureErrorNo::CompileHost : b.errorNo, b.errorMsg);
         } else {
-            r = runStep(m_batches, int(i), inputs[i].workloadKey, "local sandbox",
-                        [&] { return runOne(*b.kernel, inputs[i].check.get(), inputs[i].cacheFlush, inputs[i].abandonAboveS); });
+            double ref = in.bestCostS;
+            if (auto it = batchBest.find(in.workloadKey); it != batchBest.end() && (ref <= 0 || it->second < ref))
+                ref = it->second;
+            const double abandonAboveS = ref > 0 && in.abandonFactor > 0 ? ref * in.abandonFactor : 0;
+            const double screenAboveS = ref > 0 && in.screenFactor > 0 ? ref * in.screenFactor : 0;
+            r = runStep(m_batches, int(i), in.workloadKey, "local sandbox",
+                        [&] { return runOne(*b.kernel, in.check.get(), in.cacheFlush, abandonAboveS, screenAboveS); });
+            if (r.ok()) {
+                auto [it, fresh] = batchBest.try_emplace(in.workloadKey, r.meanCost());
+                if (!fresh) it->second = std::min(it->second, r.meanCost());
+            }
         }
         r.allCost += b.timeCost;
         out.push_back(std::move(r));

@@ -37,6 +37,9 @@ struct RunnerOptions {
     /// Time only the slices of a round in which no thread of the worker was preempted (timer.h
     /// TimerOptions::rejectPreempted); a candidate timed with a cache flush is timed whole.
     bool rejectPreempted = false;
+    /// How long the screening part of a measurement lasts (ms; timer.h TimerOptions::screenMs); it
+    /// applies to candidates whose MeasureInput::screenAboveS is set.
+    double screenMs = 10;
     int numThreads = 0;               ///< worker thread-pool size (TB_NUM_THREADS); 0 = all cores
     uint64_t seed = 0;                ///< random input seed
     /// Worker executable; empty = $TB_WORKER_PATH, else the tunebench-worker built with the engine,
@@ -55,9 +58,10 @@ public:
     std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs, const std::vector<BuildResult>& builds) override;
     /// Run one built kernel (args sized from kernel.argElements). `cacheFlush` overrides
     /// options().enableCpuCacheFlush for this kernel (MeasureInput::cacheFlush); nullopt keeps it.
-    /// abandonAboveS as MeasureInput's.
+    /// abandonAboveS and screenAboveS as MeasureInput's.
     MeasureResult runOne(const codegen::CompiledKernel& kernel, const CheckSpec* check = nullptr,
-                         std::optional<bool> cacheFlush = std::nullopt, double abandonAboveS = 0);
+                         std::optional<bool> cacheFlush = std::nullopt, double abandonAboveS = 0,
+                         double screenAboveS = 0);
 
     const RunnerOptions& options() const { return m_options; }
     /// How many worker processes were started so far (1 + restarts).

@@ -66,11 +66,19 @@ struct MeasureInput {
     std::shared_ptr<const codegen::GpuModule> gpuModule;
     /// Optional correctness check (the runner then restarts the worker after a wrong answer).
     std::shared_ptr<const CheckSpec> check;
-    /// Early abandon (seconds; 0 = off): a CPU runner that times one call slower than this stops
-    /// there and reports that call's time as the candidate's only cost, instead of filling a whole
-    /// measurement (timer.h TimerOptions::abandonAboveS). The measurer sets it from the task's best
-    /// cost so far (tuning/program_measurer.h setAbandonFactor). GPU and RPC runners ignore it.
-    double abandonAboveS = 0;
+    /// Early abandon and screening against the best cost of the candidate's workload (CPU local
+    /// runner; GPU and RPC runners ignore them). The reference is the smaller of bestCostS (the
+    /// task's best mean cost before this batch, seconds; 0 = none yet) and the best result the
+    /// runner has seen for this workload key earlier in the same batch, so that a task's first
+    /// batch is screened as well. With a reference:
+    ///   - abandonFactor > 0: a candidate whose first timed call takes longer than abandonFactor x
+    ///     the reference stops there; that call is its only cost (timer.h abandonAboveS);
+    ///   - screenFactor > 0: a candidate whose first RunnerOptions::screenMs of timing run slower per
+    ///     call than screenFactor x the reference stops there; that time is its only cost (timer.h
+    ///     screenAboveS). The measurer sets all three (tuning/program_measurer.h).
+    double bestCostS = 0;
+    double abandonFactor = 0;
+    double screenFactor = 0;
     /// The task's measurement policy (tuning/measure_policy.h): flush the CPU caches before each
     /// repeat (true) or not (false), overriding the runner's enable_cpu_cache_flush; nullopt = the
     /// runner's setting. CPU runners only (local sandbox, RPC); GPU runners ignore it.

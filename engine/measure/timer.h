@@ -57,6 +57,13 @@ struct TimerOptions {
     /// full measurement of a slow kernel (min_repeat_ms, or `number` calls of it) is the most
     /// expensive measurement of a round. Not TVM's: its runner times every candidate alike.
     double abandonAboveS = 0;
+    /// Screening (extendShortRound only; 0 = off): the first round pauses when it has lasted
+    /// screenMs; when its time per call so far exceeds screenAboveS (seconds), that time is the
+    /// result ({t}, a single cost) and nothing more is run; otherwise the round goes on to
+    /// minRepeatMs, its screening calls included, and the other rounds follow as usual. A candidate
+    /// that passes costs nothing extra. Not TVM's: see ProgramMeasurer::setScreen for why.
+    double screenMs = 0;
+    double screenAboveS = 0;
 };
 
 /// rejectPreempted: the target length of one slice (ms), and how long a round may run in all, as a

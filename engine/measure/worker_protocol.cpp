@@ -84,6 +84,8 @@ std::string encode(const RunRequest& r) {
     w.pod<double>(r.timer.cooldownIntervalMs);
     w.pod<uint8_t>(r.timer.rejectPreempted);
     w.pod<double>(r.timer.abandonAboveS);
+    w.pod<double>(r.timer.screenMs);
+    w.pod<double>(r.timer.screenAboveS);
     w.pod<uint8_t>(r.flushCache);
     w.pod<uint64_t>(r.seed);
     w.pod<uint8_t>(r.hasCheck);
@@ -112,6 +114,8 @@ RunRequest decodeRequest(const std::string& payload) {
     r.timer.cooldownIntervalMs = rd.pod<double>();
     r.timer.rejectPreempted = rd.pod<uint8_t>();
     r.timer.abandonAboveS = rd.pod<double>();
+    r.timer.screenMs = rd.pod<double>();
+    r.timer.screenAboveS = rd.pod<double>();
     r.flushCache = rd.pod<uint8_t>();
     r.seed = rd.pod<uint64_t>();
     r.hasCheck = rd.pod<uint8_t>();

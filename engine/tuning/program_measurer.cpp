@@ -91,6 +91,11 @@ void ProgramMeasurer::setAbandonFactor(double factor) {
     m_abandonFactor = factor;
 }
 
+void ProgramMeasurer::setScreen(double factor) {
+    TB_USER_CHECK(factor == 0 || factor > 1) << "the screening factor must be 0 (off) or > 1, got " << factor;
+    m_screenFactor = factor;
+}
+
 std::vector<search::MeasureOutcome> ProgramMeasurer::measure(const search::SearchTask& task, const std::vector<State>& states) {
     using clock = std::chrono::steady_clock;
     auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
@@ -113,8 +118,12 @@ std::vector<search::MeasureOutcome> ProgramMeasurer::measure(const search::Searc
         }
     });
     m_phases.lowerSeconds = since(t0);
-    if (auto best = m_bestCost.find(task.workloadKey); m_abandonFactor > 0 && best != m_bestCost.end())
-        for (auto& in : inputs) in.abandonAboveS = best->second * m_abandonFactor;
+    const auto best = m_bestCost.find(task.workloadKey);
+    for (auto& in : inputs) {
+        in.bestCostS = best != m_bestCost.end() ? best->second : 0;
+        in.abandonFactor = m_abandonFactor;
+        in.screenFactor = m_screenFactor;
+    }
     std::vector<measure::MeasureResult> results;
     const size_t n = inputs.size(), slice = size_t(m_pipelineSlice);
     if (slice == 0 || n <= slice) {

@@ -55,13 +55,27 @@ public:
     int pipelineSlice() const { return m_pipelineSlice; }
 
     /// Early abandon (CPU local runner; 0 = off, TVM's behaviour): a candidate whose first timed call
-    /// is slower than `factor` x the best cost this measurer has seen for its task is not measured
-    /// further; its record holds that one call's time (MeasureInput::abandonAboveS, timer.h). A
+    /// is slower than `factor` x the best cost seen for its task (this measurer's earlier batches, or
+    /// earlier in the same batch) is not measured further; its record holds that one call's time
+    /// (MeasureInput::abandonFactor, timer.h). A
     /// candidate that slow has a cost-model target (best / cost) under 1 / factor either way, so the
     /// search loses nothing it uses, and the round saves the longest measurements it had. Throws
     /// tb::UserError for a factor in (0, 1].
     void setAbandonFactor(double factor);
     double abandonFactor() const { return m_abandonFactor; }
+
+    /// Screening (CPU local runner; 0 = off, TVM's behaviour): every candidate is first timed for
+    /// the runner's screenMs (10 ms by default, RunnerOptions::screenMs); one whose time per call
+    /// then exceeds `factor` x the best cost seen for its task (as for early abandon) stops there, and
+    /// its record holds that time. Only candidates within `factor` of the best get the whole
+    /// min_repeat_ms measurement, which continues the screening calls (timer.h screenAboveS).
+    /// Why: most of a round's run time goes to timing candidates the search will never keep to
+    /// min_repeat_ms precision (a 1 ms kernel: 100 calls), while the cost model's target for them
+    /// (best / cost < 1 / factor) hardly changes with a 10-call measurement; the full measurement
+    /// is kept where precision matters, near the best. Issue 20. Throws tb::UserError for a factor
+    /// in (0, 1].
+    void setScreen(double factor);
+    double screenFactor() const { return m_screenFactor; }
 
     /// Total candidates measured, and how many failed.
     int measured() const { return m_measured; }
@@ -79,6 +93,7 @@ private:
     int m_measured = 0, m_failed = 0;
     int m_pipelineSlice = 0;
     double m_abandonFactor = 0;
+    double m_screenFactor = 0;
     std::map<std::string, double> m_bestCost;  // per workload key: best mean cost measured (s)
     search::MeasurePhases m_phases;
 };

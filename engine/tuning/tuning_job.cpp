@@ -123,6 +123,8 @@ std::unique_ptr<measure::ProgramRunner> makeRunner(const RunnerConfig& rc, const
     measure::RunnerOptions o;
     setTiming(o, rc);
     o.rejectPreempted = rc.rejectPreempted;
+    TB_USER_CHECK(rc.screenMs > 0) << "the screening time must be > 0 ms, got " << rc.screenMs;
+    o.screenMs = rc.screenMs;
     o.seed = seed;
     return std::make_unique<measure::LocalRunner>(o);
 }
@@ -134,6 +136,12 @@ std::string Tuner::runnerSummary() const {
             char buf[48];
             std::snprintf(buf, sizeof(buf), "abandon at %gx best", m_measurer->abandonFactor());
             extra = buf;
+        }
+        if (m_measurer && m_measurer->screenFactor() > 0) {
+            char buf[64];
+            std::snprintf(buf, sizeof(buf), "%s%g ms screen, whole within %gx best", extra.empty() ? "" : ", ",
+                          r->options().screenMs, m_measurer->screenFactor());
+            extra += buf;
         }
         if (r->options().rejectPreempted) extra += std::string(extra.empty() ? "" : ", ") + "preempted slices rejected";
         return "local sandbox" + (extra.empty() ? std::string() : " (" + extra + ")") + ": " +
@@ -262,6 +270,7 @@ std::unique_ptr<Tuner> buildTuner(const TuningJob& job) {
     if (!gpu && job.runner.kind == RunnerConfig::Kind::Local) {
         t->m_measurer->setPipelineSlice(job.runner.pipelineSlice);
         t->m_measurer->setAbandonFactor(job.runner.abandonFactor);
+        t->m_measurer->setScreen(job.runner.screenFactor);
     }
     t->m_network = std::make_unique<NetworkTuner>(std::move(tasks), job.search, lowerer, *t->m_measurer);
     if (!job.latencyLogPath.empty()) {

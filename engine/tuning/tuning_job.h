@@ -80,6 +80,10 @@ struct RunnerConfig {
     /// Local CPU runner: stop timing a candidate whose first call is this many times slower than
     /// the task's best so far (ProgramMeasurer::setAbandonFactor; 0 = off, TVM's behaviour).
     double abandonFactor = 2.5;
+    /// Local CPU runner: time every candidate for screenMs first, and to min_repeat_ms only those
+    /// within this factor of the task's best so far (ProgramMeasurer::setScreen; 0 = off, TVM's).
+    double screenFactor = 0;
+    double screenMs = 10;  ///< the screening part of a measurement (ms; RunnerOptions::screenMs)
     /// Local CPU runner: count only the timing slices in which no worker thread was preempted
     /// (timer.h TimerOptions::rejectPreempted). Tasks whose policy flushes the caches are timed whole.
     bool rejectPreempted = false;

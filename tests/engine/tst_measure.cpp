@@ -124,6 +124,73 @@ private Q_SLOTS:
         QCOMPARE(calls, 1 + 1 + 2 * 3);
     }
 
+    void testTimerScreensSlowCandidates() {
+        // A fake clock at 1 ms per call, number 3, repeat 2, min_repeat_ms 100, a 10 ms screen.
+        // Slower than the limit: the first round stops at 10 ms (3 calls, then 7 more) and its time
+        // per call is the only result. Within the limit: the round goes on to 100 ms from where the
+        // screen stopped, so the candidate pays exactly the calls it pays without a screen.
+        int calls = 0;
+        auto round = [&](int n) {
+            calls += n;
+            return 1.0 * n;
+        };
+        measure::TimerOptions o;
+        o.number = 3;
+        o.repeat = 2;
+        o.minRepeatMs = 100;
+        const auto plain = measure::timeEvaluateRounds(round, o);
+        const int plainCalls = calls;
+        QCOMPARE(plain.size(), size_t(2));
+        QCOMPARE(plainCalls, 100 + 100);
+        o.screenMs = 10;
+        o.screenAboveS = 0.5e-3;
+        calls = 0;
+        const auto screened = measure::timeEvaluateRounds(round, o);
+        QCOMPARE(screened.size(), size_t(1));
+        QCOMPARE(screened[0], 1e-3);
+        QCOMPARE(calls, 10);
+        o.screenAboveS = 2e-3;
+        calls = 0;
+        const auto passed = measure::timeEvaluateRounds(round, o);
+        QCOMPARE(passed, plain);
+        QCOMPARE(calls, plainCalls);
+    }
+
+    void testRunnerScreensAgainstTheBatchBest() {
+        // Candidates of one workload key: a fast kernel, then one ~100x slower. With a screen
+        // factor the slow one is cut after its screen (one cost) because the fast one, measured
+        // earlier in the same batch, is the reference; the first candidate of a batch with no
+        // bestCostS has no reference and is timed whole. Without a factor everything is whole.
+        measure::LocalBuilder builder(codegen::Target::host());
+        measure::RunnerOptions ro = fastOptions();
+        ro.minRepeatMs = 30;
+        ro.screenMs = 3;
+        measure::LocalRunner runner(ro);
+        auto batchOf = [](double factor, double bestCostS, std::vector<std::shared_ptr<lower::LoweredFunc>> fs) {
+            std::vector<measure::MeasureInput> b;
+            for (auto& f : fs) {
+                b.push_back(input(f));
+                b.back().workloadKey = "w";
+                b.back().screenFactor = factor;
+                b.back().bestCostS = bestCostS;
+            }
+            return b;
+        };
+        const auto fast = dependentAdds(2000), slow = dependentAdds(200000);
+        auto run = [&](const std::vector<measure::MeasureInput>& b) { return runner.run(b, builder.build(b)); };
+        auto r = run(batchOf(1.5, 0, {slow, fast, slow}));
+        QVERIFY(r[0].ok() && r[1].ok() && r[2].ok());
+        QCOMPARE(r[0].costs.size(), size_t(3));  // no reference yet: whole
+        QCOMPARE(r[1].costs.size(), size_t(3));  // faster than the reference: whole
+        QCOMPARE(r[2].costs.size(), size_t(1));  // > 1.5x the fast one: screened out
+        QVERIFY(r[2].costs[0] > 20 * r[1].meanCost());
+        // A reference from earlier batches (bestCostS) applies to the first candidate too.
+        r = run(batchOf(1.5, r[1].meanCost(), {slow}));
+        QCOMPARE(r[0].costs.size(), size_t(1));
+        r = run(batchOf(0, r[0].costs[0] / 100, {slow, fast, slow}));
+        for (auto& x : r) QCOMPARE(x.costs.size(), size_t(3));
+    }
+
     void testTimerRejectsPreemptedSlices() {
         // A kernel that takes 0.2 ms, except while "another process holds the core": then 3 ms. The
         // fake switch counter moves during every 8th slice, and the kernel is slow in exactly

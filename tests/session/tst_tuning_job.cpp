@@ -58,6 +58,8 @@ QMap<QString, QString> fields(const tuning::TuningJob& j) {
         {QStringLiteral("cacheFlush"), QString::fromLatin1(tuning::cacheFlushModeName(j.runner.cacheFlush))},
         {QStringLiteral("pipeline"), QString::number(j.runner.pipelineSlice)},
         {QStringLiteral("abandon"), QString::number(j.runner.abandonFactor)},
+        {QStringLiteral("screen"), QString::number(j.runner.screenFactor)},
+        {QStringLiteral("screenMs"), QString::number(j.runner.screenMs)},
         {QStringLiteral("rejectPreempted"), b(j.runner.rejectPreempted)},
         {QStringLiteral("layoutRewrite"), j.layoutRewrite ? QString::number(int(*j.layoutRewrite)) : QStringLiteral("default")},
         {QStringLiteral("log"), s(j.logPath)},
@@ -145,6 +147,8 @@ private Q_SLOTS:
         row("--pipeline", {QStringLiteral("--pipeline"), QStringLiteral("8")}, {QStringLiteral("pipeline=8")});
         row("--abandon-factor", {QStringLiteral("--abandon-factor"), QStringLiteral("4")}, {QStringLiteral("abandon=4")});
         row("--abandon-factor 0", {QStringLiteral("--abandon-factor"), QStringLiteral("0")}, {QStringLiteral("abandon=0")});
+        row("--screen", {QStringLiteral("--screen"), QStringLiteral("1.25")}, {QStringLiteral("screen=1.25")});
+        row("--screen-ms", {QStringLiteral("--screen-ms"), QStringLiteral("5")}, {QStringLiteral("screenMs=5")});
         row("--reject-preempted", {QStringLiteral("--reject-preempted")}, {QStringLiteral("rejectPreempted=true")});
         row("--layout-rewrite 0", {QStringLiteral("--layout-rewrite"), QStringLiteral("0")}, {QStringLiteral("layoutRewrite=0")});
         row("--layout-rewrite 2", {QStringLiteral("--layout-rewrite"), QStringLiteral("2")}, {QStringLiteral("layoutRewrite=2")});
@@ -205,6 +209,8 @@ private Q_SLOTS:
                                           << QStringLiteral("--abandon-factor");
         QTest::addRow("abandon factor word") << withBase({QStringLiteral("--abandon-factor"), QStringLiteral("x")})
                                              << QStringLiteral("--abandon-factor");
+        QTest::addRow("screen factor 1") << withBase({QStringLiteral("--screen"), QStringLiteral("1")}) << QStringLiteral("--screen");
+        QTest::addRow("screen ms 0") << withBase({QStringLiteral("--screen-ms"), QStringLiteral("0")}) << QStringLiteral("--screen-ms");
         QTest::addRow("reject-preempted with flush")
             << withBase({QStringLiteral("--reject-preempted"), QStringLiteral("--cache-flush")}) << QStringLiteral("--reject-preempted");
         QTest::addRow("layout rewrite 1") << withBase({QStringLiteral("--layout-rewrite"), QStringLiteral("1")})
