@@ -85,8 +85,9 @@ def conv_row(args, threads):
         if CONV_KEY_HASH in t["workload_key"])
     peak = peak_gflops(args.kernels_bin, threads)
     log = os.path.join(args.out, f"conv_t{threads}.json")
-    start, wall, load = tune(args, threads, ["--network", "resnet-18", "--tasks", str(CONV_TASK), "--no-default-seed",
-                                             "--trials", str(args.conv_trials)] + args.tune_args, log)
+    mode = [] if args.seeded else ["--no-default-seed"]
+    start, wall, load = tune(args, threads, ["--network", "resnet-18", "--tasks", str(CONV_TASK)] + mode +
+                             ["--trials", str(args.conv_trials)] + args.tune_args, log)
     reached = {0.90: None, 0.95: None, 0.98: None}
     best = None
     trials = 0
@@ -100,7 +101,7 @@ def conv_row(args, threads):
                 reached[q] = (stamp - start, trials)
     best_gf = flop / best / 1e9 if best else 0.0
     cells = [f"{reached[q][0]:6.1f} s @{reached[q][1]:4d}" if reached[q] else "   not reached" for q in reached]
-    print(f"conv {threads} thr: peak {peak:6.1f} GFLOP/s, {trials} trials in {wall:5.1f} s ({trials / wall:4.2f}/s), "
+    print(f"conv{' (seeded)' if args.seeded else ''} {threads} thr: peak {peak:6.1f} GFLOP/s, {trials} trials in {wall:5.1f} s ({trials / wall:4.2f}/s), "
           f"best logged {best_gf:6.1f} GFLOP/s ({100 * best_gf / peak:5.1f}%), 90/95/98%: {' | '.join(cells)}, "
           f"load <= {load:.1f}", flush=True)
     return threads, peak, trials, wall, best_gf, reached, load
@@ -153,6 +154,8 @@ def main():
     p.add_argument("--ort-modules", default="", help="node_modules folder holding onnxruntime-node")
     p.add_argument("--models", default=os.path.join(ROOT, "build", "bench-models"))
     p.add_argument("--out", default="tq-out")
+    p.add_argument("--seeded", action="store_true",
+                   help="tune the conv in tune's default mode (its default schedule measured first) instead of pure Ansor")
     p.add_argument("--tune-args", default="", help="extra arguments for every tune, e.g. '--per-round 32'")
     args = p.parse_args()
     args.networks = [n for n in args.networks.split(",") if n]

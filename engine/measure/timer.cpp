@@ -192,13 +192,26 @@ GuardedBuffer::~GuardedBuffer() {
     if (m_map) munmap(m_map, m_mapBytes);
 }
 
+namespace {
+// True when every byte of [p, end) is kCanary; word at a time (the slack is up to 2 MiB).
+bool allCanary(const unsigned char* p, const unsigned char* end) {
+    constexpr uint64_t word = 0x0101010101010101ull * kCanary;
+    for (; p < end && reinterpret_cast<uintptr_t>(p) % 8 != 0; ++p)
+        if (*p != kCanary) return false;
+    uint64_t diff = 0;
+    for (; p + 8 <= end; p += 8) {
+        uint64_t w;
+        std::memcpy(&w, p, 8);
+        diff |= w ^ word;
+    }
+    for (; p < end; ++p) diff |= uint64_t(*p ^ kCanary);
+    return diff == 0;
+}
+}  // namespace
+
 bool GuardedBuffer::intact() const {
-    const unsigned char* end = reinterpret_cast<const unsigned char*>(m_data + m_elements);
-    for (const unsigned char* p = m_lo; p < reinterpret_cast<const unsigned char*>(m_data); ++p)
-        if (*p != kCanary) return false;
-    for (const unsigned char* p = end; p < m_hi; ++p)
-        if (*p != kCanary) return false;
-    return true;
+    return allCanary(m_lo, reinterpret_cast<const unsigned char*>(m_data)) &&
+           allCanary(reinterpret_cast<const unsigned char*>(m_data + m_elements), m_hi);
 }
 
 void fillRandom(float* data, size_t n, uint64_t seed) {

@@ -685,6 +685,7 @@ std::vector<PickedState> SketchPolicy::searchOneRound(int numMeasures) {
             seeded.push_back({s, 0.0f});
         }
         numMeasures -= int(seeded.size());
+        m_pickedSeeds = int(seeded.size());
         if (numMeasures <= 0) return seeded;
     }
     std::vector<PickedState> searched = searchOneRoundImpl(numMeasures);
@@ -760,6 +761,7 @@ std::vector<PickedState> SketchPolicy::searchOneRoundImpl(int numMeasures) {
 }
 
 std::vector<std::pair<PickedState, MeasureOutcome>> SketchPolicy::continueSearchOneRound(int numMeasures, Measurer& measurer) {
+    m_pickedSeeds = 0;
     std::vector<PickedState> picked = searchOneRound(numMeasures);
     for (int retry = 0; picked.empty() && retry < m_params.retrySearchOneRoundOnEmpty; ++retry)
         picked = searchOneRound(numMeasures);
@@ -768,9 +770,26 @@ std::vector<std::pair<PickedState, MeasureOutcome>> SketchPolicy::continueSearch
     std::vector<State> states;
     for (const auto& p : picked) states.push_back(p.state);
     auto tm = std::chrono::steady_clock::now();
-    std::vector<MeasureOutcome> results = measurer.measure(m_task, states);
+    // Seed states (the default schedule) are measured in a batch of their own before the rest of
+    // the round: their records reach the log within a second instead of after the whole round
+    // (the time to a good kernel users see), and the runner then screens and abandons the round's
+    // other candidates against the seed's cost from the first one on.
+    std::vector<MeasureOutcome> results;
+    MeasurePhases phases;
+    const size_t split = m_pickedSeeds > 0 && size_t(m_pickedSeeds) < states.size() ? size_t(m_pickedSeeds) : 0;
+    for (auto [begin, end] : {std::pair<size_t, size_t>{0, split}, {split, states.size()}}) {
+        if (begin == end) continue;
+        std::vector<State> part(states.begin() + ptrdiff_t(begin), states.begin() + ptrdiff_t(end));
+        std::vector<MeasureOutcome> r = measurer.measure(m_task, part);
+        TB_CHECK(r.size() == part.size()) << "measurer returned " << r.size() << " results for " << part.size();
+        for (auto& o : r) results.push_back(std::move(o));
+        const MeasurePhases p = measurer.lastPhases();
+        phases.lowerSeconds += p.lowerSeconds;
+        phases.buildSeconds += p.buildSeconds;
+        phases.runSeconds += p.runSeconds;
+    }
     m_stats.measureSeconds = secondsSince(tm);
-    m_stats.measurePhases = measurer.lastPhases();
+    m_stats.measurePhases = phases;
     m_stats.picked = int(states.size());
     TB_CHECK(results.size() == states.size()) << "measurer returned " << results.size() << " results for " << states.size();
     std::vector<cost_model::MeasuredState> train;

@@ -112,7 +112,8 @@ public:
     /// Marks states as measured (resume from a log: TVM PreloadMeasuredStates). `costs` in seconds.
     void preloadMeasured(const std::vector<State>& states, const std::vector<double>& meanCosts);
     /// States to measure first, ahead of the search's own picks in the next round (they count
-    /// against that round's numMeasures). Not in TVM: NetworkTuner seeds every task with its
+    /// against that round's numMeasures; continueSearchOneRound measures them in a measurer batch
+    /// of their own before the other picks, so their records are logged first). Not in TVM: NetworkTuner seeds every task with its
     /// default schedule (default_schedule.h), so a task's best record is never worse than the
     /// schedule the compiler would use without one, and the evolutionary search starts from it
     /// (measured states join the initial population). Steps applied, bound inference not needed;
@@ -167,6 +168,7 @@ private:
     std::unordered_set<std::string> m_measuredSet;
     std::vector<State> m_measuredVector;
     std::vector<State> m_seeds;  ///< addSeedStates, not yet measured
+    int m_pickedSeeds = 0;       ///< seeds at the front of the last searchOneRound's result
     std::vector<double> m_measuredThroughputs;
     SplitFactorizationMemo m_memo;
     RoundStats m_stats;

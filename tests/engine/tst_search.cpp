@@ -8,6 +8,7 @@
 #include "engine/schedule/infer_bound.h"
 #include "engine/schedule/transform_step.h"
 #include "engine/search/cost_model.h"
+#include "engine/search/default_schedule.h"
 #include "engine/search/sketch_policy.h"
 #include "tests/engine/test_util.h"
 
@@ -44,9 +45,11 @@ public:
             out.push_back(o);
             ++measured;
         }
+        batches.push_back(int(states.size()));
         return out;
     }
     int measured = 0;
+    std::vector<int> batches;  // states per measure() call
 };
 }  // namespace
 
@@ -167,6 +170,26 @@ private Q_SLOTS:
             else
                 QVERIFY2(first == order, "same seed, same measurements -> same search");
         }
+    }
+
+    void testSeedsAreMeasuredInABatchOfTheirOwn() {
+        // A seed (the default schedule) is measured ahead of the round's other picks, in a batch of
+        // its own, so its record reaches the log first; the round still measures 16 states.
+        auto t = task(test::matmulAdd(128, 128, 128), 2);
+        search::SketchPolicyParams params;
+        params.evolutionaryPopulation = 64;
+        params.numThreads = 2;
+        search::SketchPolicy policy(t, std::make_shared<cost_model::RandomModel>(5), params, 7);
+        const State seed = search::defaultSchedule(*t.dag);
+        policy.addSeedStates({seed});
+        FakeMeasurer m;
+        auto res = policy.continueSearchOneRound(16, m);
+        QCOMPARE(int(res.size()), 16);
+        QCOMPARE(m.batches, (std::vector<int>{1, 15}));
+        QCOMPARE(res[0].first.state.toStr(), inferBound(seed).toStr());
+        // Later rounds have no seed: one batch each.
+        policy.continueSearchOneRound(16, m);
+        QCOMPARE(m.batches, (std::vector<int>{1, 15, 16}));
     }
 };
 
