@@ -42,6 +42,15 @@
 #   Under load 4.4-4.9, B = --abandon-factor 0: run phase 17.4 / 18.1 s (A) vs 18.8 / 19.1 s (B) for 128 trials.
 #   --pipeline 8 (resnet, vs after): 2.99 / 3.84 trials/s vs 3.35 / 3.58, same states timed 1.92x
 #   slower (median); with the compile threads at nice 19: 3.53 vs 3.48 trials/s, 1.18x slower. Off.
+#   2026-11-29 20:32-21:08 (stop 30), load 1.2-2.0 (each run's own 2 threads), resnet task 2, A = default, B = --screen 1.2:
+#     session start (4.3 trials/s, build 8.6 + 4.5 s, run 8.5 + 6.1 s for 128 trials).
+#     abandon/screen reference = best of earlier rounds and of this round (in-batch), 128 trials:
+#       A 5.12 5.04 trials/s (build 12.6 13.3 s, run 10.4 10.0 s), B 5.59 5.83 (run 6.8 6.1 s), best 220-231 GFLOPS both
+#     + codegen (nsw, unsigned floordiv/floormod of non-negative indices): A 5.36 5.46, B 6.51 4.72 (B's second run
+#       built 19 s: another trajectory)
+#     256 trials: A 5.42 5.09 trials/s, best 227.0 228.7; B 6.30 6.94, best 231.0 220.6; seeds 2 and 3 (wall s):
+#       A 78.7 44.9, best 224.7 226.1; B 68.2 34.0, best 224.1 226.6. Mean best over 6 pairs: A 227.0, B 225.6.
+#     mobilenet, 192 trials: A 4.74 trials/s (measure 29.5 s: build 16.5, run 12.8; search+train 10.5 s), B 5.23.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CLI="${TB_CLI:-build/bin/tunebench-cli}"
