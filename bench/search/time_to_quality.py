@@ -27,6 +27,14 @@ Measured 2026-11-29 14:25 UTC, quiet 2-core VM (load <= 1.8), --threads 2,1 --co
 xgb): 2 threads: peak 234.0 GFLOP/s, 256 trials in 61.9 s, best 97.3%, 90% and 95% at 34 s (trials 66 and 93),
 98% not reached; 1 thread: peak 116.9, 74.0 s, best 96.1%, 90% at 42 s (trial 75), 95% at 73 s (trial 199), 98%
 not reached. Record timestamps are whole seconds.
+
+Measured 2026-11-29 21:56-22:08 UTC (stop 30: in-batch abandon/screen reference, --screen 1.2 by default, seeds
+measured first), quiet (load <= 2.2, the runs' own threads): conv pure Ansor, 256 trials: 2 threads 5.91 trials/s,
+90% at 23.7 s (trial 90), 95% at 32.7 s (trial 170), best 97.0%; 1 thread 4.28/s, 90% at 31.1 s, 95% at 45.1 s,
+best 95.7%. --seeded (128 trials): the default schedule's record first, 98% of the 1-thread peak at 0.5 s.
+mobilenet_v1 (--networks, --network-trials 1800 --checkpoints 60,120,180): 2 threads 7.99 trials/s, ours/ORT 1.05
+at 60 s, 0.99 at 120 s (ORT's latency reached after 120 s), 0.99 at 180 s; 1 thread 7.02 trials/s, 1.04 / 1.05 /
+1.00 (11.800 vs 11.745 ms: not reached within 180 s).
 """
 import argparse
 import json
@@ -147,7 +155,7 @@ def main():
     p.add_argument("--cli", default=os.path.join(ROOT, "build", "bin", "tunebench-cli"))
     p.add_argument("--kernels-bin", default=os.path.join(ROOT, "build", "bin", "bench_kernels"))
     p.add_argument("--threads", default="1,2")
-    p.add_argument("--conv-trials", type=int, default=256)
+    p.add_argument("--conv-trials", type=int, default=256, help="0 skips the conv")
     p.add_argument("--networks", default="", help="comma list: mobilenet_v1,resnet18_v1 (needs --ort-modules)")
     p.add_argument("--network-trials", type=int, default=1500)
     p.add_argument("--checkpoints", default="60,120,180,300,450,600")
@@ -169,7 +177,8 @@ def main():
             subprocess.run([sys.executable, os.path.join(ROOT, "bench", "networks", "make_models.py"), args.models],
                            check=True)
     for threads in [int(t) for t in args.threads.split(",")]:
-        conv_row(args, threads)
+        if args.conv_trials > 0:
+            conv_row(args, threads)
         if args.networks:
             network_rows(args, threads)
 
