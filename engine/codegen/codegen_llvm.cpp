@@ -264,6 +264,10 @@ private:
         }
     }
 
+    static bool constNonNegative(const llvm::Value* v) {
+        const auto* c = llvm::dyn_cast<llvm::ConstantInt>(v);
+        return c && !c->isNegative();
+    }
     static bool positiveConst(const Expr& e) {
         int64_t v = 0;
         return te::isConstInt(e, &v) && v > 0;
@@ -633,8 +637,7 @@ private:
         m_b.CreateCondBr(m_b.CreateICmpSLT(iv, end), bodyBB, exit);
         m_b.SetInsertPoint(bodyBB);
         m_vars[v.get()] = iv;
-        const auto* c = llvm::dyn_cast<llvm::ConstantInt>(begin);
-        const bool nonNeg = nonNegBegin || (c && !c->isNegative());
+        const bool nonNeg = nonNegBegin || constNonNegative(begin);
         if (nonNeg) m_nonNegVars.insert(v.get());
         emitStmt(body);
         if (nonNeg) m_nonNegVars.erase(v.get());
@@ -670,8 +673,7 @@ private:
                     m_laneVar = f->var;
                     m_laneBase = mn;
                     m_lanes = static_cast<int>(ext);
-                    const auto* c = llvm::dyn_cast<llvm::ConstantInt>(mn);
-                    const bool nonNeg = c && !c->isNegative();
+                    const bool nonNeg = constNonNegative(mn);
                     if (nonNeg) m_nonNegVars.insert(f->var.get());
                     emitStmt(f->body);
                     if (nonNeg) m_nonNegVars.erase(f->var.get());
@@ -755,8 +757,7 @@ private:
             impl->getArg(unsigned(k))->setName(bb.buf->name);
             m_bufs[key] = {bb.buf, impl->getArg(unsigned(k++))};
         }
-        const auto* c = llvm::dyn_cast<llvm::ConstantInt>(mn);
-        emitSerialLoop(f->var, impl->getArg(0), impl->getArg(1), f->body, c && !c->isNegative());
+        emitSerialLoop(f->var, impl->getArg(0), impl->getArg(1), f->body, constNonNegative(mn));
         m_b.CreateRetVoid();
         m_fn = savedFn;
         m_entry = savedEntry;

@@ -10,9 +10,9 @@
 
 #include <chrono>
 #include <climits>
-#include <map>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 
 #include "engine/measure/worker_protocol.h"
 #include "engine/support/error.h"

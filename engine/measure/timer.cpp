@@ -169,7 +169,7 @@ GuardedBuffer::GuardedBuffer(size_t elements) : m_elements(elements) {
     const size_t dataBytes = (elements * sizeof(float) + 63) / 64 * 64;
     // The writable part is whole 2 MiB transparent huge pages, 2 MiB aligned: the data then lies in
     // physically contiguous memory whose cache-set mapping follows its virtual address, the same in
-    // every measurement (see the header). Where the kernel gives no huge page, 4 KiB pages remain.
+    // every measurement (timer.h). Where the kernel gives no huge page, 4 KiB pages remain.
     const size_t inner = (dataBytes + 64 + kHugePage - 1) / kHugePage * kHugePage;  // >= 64 bytes of front canary
     m_mapBytes = inner + kHugePage + 2 * page;
     m_map = mmap(nullptr, m_mapBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

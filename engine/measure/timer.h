@@ -57,7 +57,7 @@ struct TimerOptions {
     /// full measurement of a slow kernel (min_repeat_ms, or `number` calls of it) is the most
     /// expensive measurement of a round. Not TVM's: its runner times every candidate alike.
     double abandonAboveS = 0;
-    /// Screening (extendShortRound only; 0 = off): the first round pauses when it has lasted
+    /// Screening (extendShortRound only, not with rejectPreempted; 0 = off): the first round pauses when it has lasted
     /// screenMs; when its time per call so far exceeds screenAboveS (seconds), that time is the
     /// result ({t}, a single cost) and nothing more is run; otherwise the round goes on to
     /// minRepeatMs, its screening calls included, and the other rounds follow as usual. A candidate
@@ -95,7 +95,11 @@ void flushCache(const void* data, size_t bytes);
 
 /// A float array surrounded by inaccessible guard pages, with canary bytes in the slack between the
 /// array and the guards: a kernel that writes out of bounds either faults (SIGSEGV) or leaves a
-/// damaged canary that `intact()` reports. 64-byte aligned data; move-only.
+/// damaged canary that `intact()` reports. 64-byte aligned data; move-only. The writable part is
+/// whole 2 MiB-aligned transparent huge pages (madvise; 4 KiB pages where the kernel gives none):
+/// the array then sits in physically contiguous memory whose cache-set mapping follows its virtual
+/// offset, the same in every measurement, which halved the round-to-round spread of one kernel's
+/// time on the issue-20 machine (bench_stability). The array ends at the guard page after it.
 class GuardedBuffer {
 public:
     explicit GuardedBuffer(size_t elements);

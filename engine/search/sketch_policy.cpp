@@ -791,7 +791,6 @@ std::vector<std::pair<PickedState, MeasureOutcome>> SketchPolicy::continueSearch
     m_stats.measureSeconds = secondsSince(tm);
     m_stats.measurePhases = phases;
     m_stats.picked = int(states.size());
-    TB_CHECK(results.size() == states.size()) << "measurer returned " << results.size() << " results for " << states.size();
     std::vector<cost_model::MeasuredState> train;
     size_t base = m_measuredVector.size() - picked.size();
     for (size_t i = 0; i < picked.size(); ++i) {

@@ -57,10 +57,9 @@ public:
     /// Early abandon (CPU local runner; 0 = off, TVM's behaviour): a candidate whose first timed call
     /// is slower than `factor` x the best cost seen for its task (this measurer's earlier batches, or
     /// earlier in the same batch) is not measured further; its record holds that one call's time
-    /// (MeasureInput::abandonFactor, timer.h). A
-    /// candidate that slow has a cost-model target (best / cost) under 1 / factor either way, so the
-    /// search loses nothing it uses, and the round saves the longest measurements it had. Throws
-    /// tb::UserError for a factor in (0, 1].
+    /// (MeasureInput::abandonFactor, timer.h). A candidate that slow has a cost-model target
+    /// (best / cost) under 1 / factor either way, so the search loses nothing it uses, and the
+    /// round saves the longest measurements it had. Throws tb::UserError for a factor in (0, 1].
     void setAbandonFactor(double factor);
     double abandonFactor() const { return m_abandonFactor; }
 
