@@ -1199,6 +1199,10 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
         <translation>XGBoost（成对排序）</translation>
     </message>
     <message>
+        <source>XGBoost as TVM (164 features, random warm-up)</source>
+        <translation>XGBoost，同 TVM（164 个特征，预热期随机）</translation>
+    </message>
+    <message>
         <source>Seed</source>
         <translation>随机种子</translation>
     </message>

@@ -178,6 +178,7 @@ SetupWidget::SetupWidget(const QStringList& networks, TargetValidator targetVali
     m_costModel->addItem(QStringLiteral("-"), QStringLiteral("xgb"));
     m_costModel->addItem(QStringLiteral("-"), QStringLiteral("random"));
     m_costModel->addItem(QStringLiteral("-"), QStringLiteral("xgb-rank"));
+    m_costModel->addItem(QStringLiteral("-"), QStringLiteral("xgb-tvm"));
     m_searchForm->addRow(QStringLiteral("-"), m_costModel);
     m_seed = new QSpinBox(m_searchBox);
     m_seed->setRange(0, 1 << 30);
@@ -343,6 +344,7 @@ void SetupWidget::retranslate() {
     m_costModel->setItemText(0, tr("XGBoost"));
     m_costModel->setItemText(1, tr("random"));
     m_costModel->setItemText(2, tr("XGBoost, pairwise rank"));
+    m_costModel->setItemText(3, tr("XGBoost as TVM (164 features, random warm-up)"));
     setRowLabel(m_searchForm, m_seed, tr("Seed"));
     setRowLabel(m_searchForm, m_taskIds, tr("Tasks"));
     m_taskIds->setPlaceholderText(tr("all"));

@@ -66,8 +66,8 @@ tuning::TuningJob TuneCommandLine::job(const QCommandLineParser& p) const {
     s.seed = p.value(seed).toULongLong(&ok);
     TB_USER_CHECK(ok) << "--seed must be a non-negative integer, got '" << p.value(seed).toStdString() << "'";
     s.costModel = p.value(costModel).toStdString();
-    TB_USER_CHECK(s.costModel == "xgb" || s.costModel == "xgb-rank" || s.costModel == "random")
-        << "--cost-model must be xgb, xgb-rank or random, got '" << s.costModel << "'";
+    TB_USER_CHECK(s.costModel == "xgb" || s.costModel == "xgb-rank" || s.costModel == "xgb-tvm" || s.costModel == "random")
+        << "--cost-model must be xgb, xgb-rank, xgb-tvm or random, got '" << s.costModel << "'";
     s.seedDefaultSchedule = !p.isSet(noSeed);
     if (p.isSet(layoutRewrite)) {
         const QString v = p.value(layoutRewrite);

@@ -33,7 +33,7 @@ struct TuneCommandLine {
                                 QStringLiteral("N"), QStringLiteral("64")};
     QCommandLineOption seed{QStringLiteral("seed"), QStringLiteral("Random seed (default 0)."), QStringLiteral("S"),
                             QStringLiteral("0")};
-    QCommandLineOption costModel{QStringLiteral("cost-model"), QStringLiteral("xgb (TVM's objective), xgb-rank (pairwise ranking objective) or random (default xgb)."),
+    QCommandLineOption costModel{QStringLiteral("cost-model"), QStringLiteral("xgb (TVM's objective, our features, analytic warm-up), xgb-rank (pairwise ranking objective), xgb-tvm (TVM's model: its features, random warm-up) or random (default xgb)."),
                                  QStringLiteral("M"), QStringLiteral("xgb")};
     QCommandLineOption early{QStringLiteral("early-stopping"),
                              QStringLiteral("Stop after this many trials without improvement (default off)."),

@@ -10,6 +10,7 @@
 // prints each state's median latencies and their ratio, beside the ratio of two O3 runs (the noise).
 //
 // Usage: bench_opt_level LOG [--network=resnet-18] [--level=1] [--top=8] [--spread=8] [--rounds=3]
+// --rounds=0 compiles only (compile-time sums, no timing).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -56,7 +57,7 @@ int main(int argc, char** argv) {
             else if (a.rfind("--level=", 0) == 0) level = std::stoi(val("--level="));
             else if (a.rfind("--top=", 0) == 0) top = std::stoi(val("--top="));
             else if (a.rfind("--spread=", 0) == 0) spread = std::stoi(val("--spread="));
-            else if (a.rfind("--rounds=", 0) == 0) rounds = std::max(1, std::stoi(val("--rounds=")));
+            else if (a.rfind("--rounds=", 0) == 0) rounds = std::max(0, std::stoi(val("--rounds=")));
             else if (a.rfind("--", 0) != 0) log = a;
             else TB_USER_ERROR() << "unknown option '" << a << "'";
         }
@@ -102,6 +103,15 @@ int main(int argc, char** argv) {
                     built.size(), ok.size());
         std::printf("  O3: %.3f / %.3f / %.3f\n  O%d: %.3f / %.3f / %.3f\n", median(tot3), median(opt3), median(emit3),
                     level, median(totL), median(optL), median(emitL));
+        auto sum = [](const std::vector<double>& v) { double s = 0; for (double x : v) s += x; return s; };
+        auto slowShare = [](std::vector<double> v, double above) {
+            double all = 0, slow = 0;
+            for (double x : v) all += x, slow += x > above ? x : 0;
+            return all > 0 ? slow / all : 0;
+        };
+        std::printf("compile sum (s): O3 %.2f, O%d %.2f; share of the sum in compiles over 0.5 s: O3 %.0f%%, O%d %.0f%%\n",
+                    sum(tot3), level, sum(totL), 100 * slowShare(tot3, 0.5), level, 100 * slowShare(totL, 0.5));
+        if (rounds == 0) return 0;
         measure::RunnerOptions ro;  // tunebench-cli tune's defaults
         measure::LocalRunner runner(ro);
         for (int round = 0; round < rounds; ++round)

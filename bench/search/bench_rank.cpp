@@ -8,11 +8,14 @@
 // pairwiseAccuracy: 0.5 is chance, Ansor reports 0.851), and the within-round accuracy: pairs inside
 // each block of --per-round consecutive records of a test log (a tuning round measures such a block;
 // its states are the ones the search picked together, where near-ties matter), averaged over blocks.
+// Objectives: squared (TVM's loss on our features, the default `xgb`), pairwise (`xgb-rank`), tvm (TVM's
+// loss on TVM's 164 features, `xgb-tvm`), analytic (no training: the estimate of feature.h
+// estimatedCycles that the model predicts with before warm-up).
 // Pairs whose costs differ by less than --tie percent are left out of a second pair of columns:
 // timing noise on this shared machine (bench_stability) makes their order a coin toss for any model.
 //
 //   bench_rank --train a.json,b.json --test c.json [--network resnet-18] [--task 2]
-//              [--per-round 64] [--tie 5] [--objectives squared,pairwise]
+//              [--per-round 64] [--tie 5] [--objectives squared,pairwise,tvm,analytic]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -22,9 +25,11 @@
 #include <vector>
 
 #include "engine/codegen/target.h"
+#include "engine/cost_model/feature.h"
 #include "engine/cost_model/xgb_model.h"
 #include "engine/graph/task_extraction.h"
 #include "engine/graph/zoo.h"
+#include "engine/measure/measure.h"
 #include "engine/lower/lower_state.h"
 #include "engine/record/record_io.h"
 #include "engine/schedule/infer_bound.h"
@@ -84,9 +89,10 @@ double accuracy(const std::vector<float>& score, const std::vector<double>& cost
 /// pairs, min_child_weight, gamma).
 cost_model::XGBModelParams paramsFor(const std::string& obj, const std::string& overrides) {
     cost_model::XGBModelParams p;
-    TB_USER_CHECK(obj == "squared" || obj == "pairwise") << "unknown objective " << obj;
+    TB_USER_CHECK(obj == "squared" || obj == "pairwise" || obj == "tvm" || obj == "analytic") << "unknown objective " << obj;
     p.objective = obj == "pairwise" ? cost_model::XGBModelParams::Objective::PackSumPairwise
                                     : cost_model::XGBModelParams::Objective::PackSumSquared;
+    p.tvmFeaturesOnly = obj == "tvm";
     p.numWarmupSamples = 0;
     for (const auto& kv : split(overrides)) {
         const auto eq = kv.find('=');
@@ -114,7 +120,7 @@ double mean(double s, int n) { return n ? s / n : -1; }
 }  // namespace
 
 int main(int argc, char** argv) try {
-    std::string network = "resnet-18", objectives = "squared,pairwise", taskSpec = "2", overrides;
+    std::string network = "resnet-18", objectives = "tvm,squared,pairwise,analytic", taskSpec = "2", overrides;
     std::vector<std::string> train, test;
     int perRound = 64, warmRounds = 2;
     double tie = 5;
@@ -163,6 +169,7 @@ int main(int argc, char** argv) try {
             task.dag = std::make_shared<te::ComputeDAG>(et.dag);
             task.workloadKey = et.workloadKey;
             task.target = tuning::resolveTarget("").recordString;
+            task.hardware = measure::defaultHardwareParams(codegen::Target::host());  // as tune
             auto lowerer = [](const search::SearchTask& t, const State& s) { return lower::lowerState(*t.dag, s); };
 
             std::vector<cost_model::MeasuredState> trainSet;
@@ -191,7 +198,10 @@ int main(int argc, char** argv) try {
                     if (s.valid && !seen.count(s.state.toStr())) states.push_back(s.state), costs.push_back(s.cost);
                 held += states.size();
                 if (states.size() < 2) continue;
-                const std::vector<float> score = model.predict(task, states);
+                std::vector<float> score = model.predict(task, states);
+                if (obj == "analytic")  // untrained: the analytic estimate alone
+                    for (size_t i = 0; i < states.size(); ++i)
+                        score[i] = float(-cost_model::estimatedCycles(model.features(task, states[i])));
                 long long pairs = 0;
                 sc.all += accuracy(score, costs, 0, &pairs);
                 sc.allTie += accuracy(score, costs, tie / 100, &pairs);
@@ -219,7 +229,10 @@ int main(int argc, char** argv) try {
                         for (size_t i = b; i < std::min(log.size(), b + size_t(perRound)); ++i)
                             if (log[i].valid) states.push_back(log[i].state), costs.push_back(log[i].cost);
                         if (states.size() < 2) continue;
-                        const std::vector<float> score = m.predict(task, states);
+                        std::vector<float> score = m.predict(task, states);
+                        if (obj == "analytic")
+                            for (size_t i = 0; i < states.size(); ++i)
+                                score[i] = float(-cost_model::estimatedCycles(m.features(task, states[i])));
                         long long pairs = 0;
                         const double a = accuracy(score, costs, 0, &pairs), at = accuracy(score, costs, tie / 100, &pairs);
                         if (a >= 0) sc.online += a, ++sc.nOnline;

@@ -2,11 +2,13 @@
 #include "engine/cost_model/feature.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <limits>
 #include <optional>
 #include <unordered_map>
 
+#include "engine/lower/simplify.h"
 #include "engine/support/error.h"
 
 namespace tb::cost_model {
@@ -184,17 +186,14 @@ struct Touch {
 };
 using TouchMap = std::unordered_map<const lower::BufferNode*, std::vector<Touch>>;
 
-struct Extractor {
-    int lineBytes;
-    const GpuStoreContext* gpu = nullptr;
+// Walks a loop nest in program order, keeping the enclosing loops, allocations and auto-unroll
+// pragmas, and calls Derived::store for every BufferStore (both branches of an if, as TVM).
+template <class Derived>
+struct LoopNestWalker {
     std::unordered_map<const te::OperationNode*, lower::Buffer> keyToBuffer;
     std::vector<LoopInfo> loops;
     std::vector<int64_t> unrollPragma;
     std::vector<std::pair<lower::Buffer, double>> allocs;  // (buffer, outer loop product at allocation)
-    // TVM for_touch_regions_: per loop, per buffer, one entry per store inside the loop that touches
-    // the buffer (accumulated over the stores visited so far, as TVM does).
-    std::unordered_map<const lower::ForNode*, TouchMap> touch;
-    std::vector<std::vector<float>> rows;
 
     static double prodOf(const std::vector<LoopInfo>& ls) {
         double p = 1;
@@ -239,11 +238,21 @@ struct Extractor {
                 break;
             }
             case StmtKind::BufferStore:
-                store(lower::as<lower::BufferStoreNode>(s));
+                static_cast<Derived*>(this)->store(lower::as<lower::BufferStoreNode>(s));
                 break;
             case StmtKind::Barrier: break;  // a GPU barrier touches no buffer: no features
         }
     }
+
+};
+
+struct Extractor : LoopNestWalker<Extractor> {
+    int lineBytes;
+    const GpuStoreContext* gpu = nullptr;
+    // TVM for_touch_regions_: per loop, per buffer, one entry per store inside the loop that touches
+    // the buffer (accumulated over the stores visited so far, as TVM does).
+    std::unordered_map<const lower::ForNode*, TouchMap> touch;
+    std::vector<std::vector<float>> rows;
 
     // TVM BufferAccessExtractor: the store's buffer as Write, then every load of the value.
     std::vector<Access> accessesOf(const lower::BufferStoreNode* st) const {
@@ -496,8 +505,119 @@ struct Extractor {
         row[size_t(k++)] = log2p(outer);
         row[size_t(k++)] = log2p(double(n));
         row[size_t(k++)] = log2p(unrollPragma.empty() ? 0.0 : double(unrollPragma.back()));
-        TB_CHECK(k == kFeatureLength) << "feature layout drifted (ends at " << k << ")";
+        TB_CHECK(k == kTvmFeatureLength) << "feature layout drifted (ends at " << k << ")";
         rows.push_back(std::move(row));
+    }
+};
+
+
+// ---- Group 6 (ours, not TVM's): the straight-line block of the hot loop, on the loop kinds codegen
+// will see (lower::unrollLoops applied). See feature.h.
+struct BlockExtractor : LoopNestWalker<BlockExtractor> {
+    double cores = 1;
+    std::vector<std::array<float, kBlockFeatureLength>> rows;
+
+    // Stride (elements) of an index list along `var`: coefficient x stride of the innermost
+    // dimension that uses it; 0 when no dimension does.
+    static int64_t strideAlong(const lower::Buffer& b, const std::vector<te::Expr>& idx, const te::VarNode* var) {
+        for (size_t d = idx.size(); d-- > 0;) {
+            const int64_t c = coefficientOf(idx[d], var);
+            if (c != 0) return std::abs(c) * b->strides[d];
+        }
+        return 0;
+    }
+
+    void store(const lower::BufferStoreNode* st) {
+        std::array<float, kBlockFeatureLength> row{};
+        const size_t n = loops.size();
+        // The block: the loops inside the innermost Serial/Parallel loop (Unrolled and Vectorized
+        // ones run straight-line); the hot loop is that Serial/Parallel loop.
+        size_t first = n;
+        while (first > 0 && (loops[first - 1].kind == ForKind::Unrolled || loops[first - 1].kind == ForKind::Vectorized)) --first;
+        double block = 1, outer = 1;
+        const LoopInfo* vec = nullptr;
+        for (size_t i = 0; i < n; ++i) (i >= first ? block : outer) *= double(loops[i].extent);
+        for (size_t i = first; i < n; ++i)
+            if (loops[i].kind == ForKind::Vectorized) vec = &loops[i];
+        const double lanes = vec ? double(vec->extent) : 1.0;
+        const double width = std::min(lanes, kVectorFloats);  // lanes per machine vector op
+        auto distinct = [&](const std::vector<std::vector<te::Expr>>& lists) {
+            double d = 1;
+            for (size_t i = first; i < n; ++i) {
+                bool used = false;
+                for (const auto& idx : lists)
+                    for (const auto& e : idx) used = used || coefficientOf(e, loops[i].var) != 0;
+                if (used) d *= double(loops[i].extent);
+            }
+            return d;
+        };
+        // Loads of the value, grouped per buffer (indices of every read).
+        std::vector<std::pair<lower::Buffer, std::vector<std::vector<te::Expr>>>> reads;
+        te::postOrderVisit(st->value, [&](const te::Expr& x) {
+            auto* l = x.as<te::LoadNode>();
+            if (!l) return;
+            auto it = keyToBuffer.find(l->op.get());
+            if (it == keyToBuffer.end()) return;
+            auto r = std::find_if(reads.begin(), reads.end(), [&](const auto& y) { return y.first == it->second; });
+            if (r == reads.end()) reads.push_back({it->second, {}}), r = reads.end() - 1;
+            r->second.push_back(l->indices);
+        });
+        OpCounts oc;
+        countOps(st->value, oc);
+        const double flops = std::max(1.0, oc.floatOps());
+        const double arith = block / width * std::max(1.0, flops / 2);  // vector FMAs (or ops) per block
+        // Does the hot loop leave the stored element in place (an accumulator kept in registers)?
+        const bool hotKeeps = first > 0 && [&] {
+            for (const auto& e : st->indices)
+                if (coefficientOf(e, loops[first - 1].var) != 0) return false;
+            return true;
+        }();
+        double loadOps = 0, contiguous = 0, broadcast = 0, gathers = 0, accumulators = 0, storeOps = 0;
+        const double storeDistinct = distinct({st->indices});
+        bool selfRead = false;
+        for (const auto& [buf, lists] : reads) {
+            const double d = distinct(lists);
+            if (buf == st->buffer) {
+                selfRead = true;
+                continue;
+            }
+            int64_t stride = 0;
+            if (vec)
+                for (const auto& idx : lists) stride = std::max(stride, strideAlong(buf, idx, vec->var));
+            if (!vec || stride == 0) broadcast += 1, loadOps += d;  // one (broadcast) load per element
+            else if (stride == 1) contiguous += 1, loadOps += d / width;
+            else gathers += 1, loadOps += d;
+        }
+        int64_t storeStride = vec ? strideAlong(st->buffer, st->indices, vec->var) : 0;
+        const double storeVec = storeStride == 1 ? storeDistinct / width : storeDistinct;
+        if (selfRead) accumulators = storeDistinct / width;
+        if (selfRead && hotKeeps) storeOps = 0;  // stays in registers across the hot loop
+        else storeOps = storeVec, loadOps += selfRead ? storeVec : 0;
+        // Cycles per block on two FMA pipes, two load ports, one store port (Zen 4 / Skylake class).
+        // Accumulators beyond the register file spill: a load and a store each per block.
+        const double vecRegs = 32;
+        if (accumulators > vecRegs - 4) loadOps += accumulators, storeOps += accumulators;
+        const double cycles = std::max({arith / 2, loadOps / 2, storeOps, 1.0});
+        // Parallel loops split the iterations over the cores, in whole chunks.
+        double par = 1;
+        for (size_t i = 0; i < first; ++i)
+            if (loops[i].kind == ForKind::Parallel) par *= double(loops[i].extent);
+        const double parFactor = std::ceil(par / cores) / par;  // share of the iterations on the busiest core
+        int k = 0;
+        row[size_t(k++)] = log2p(block);
+        row[size_t(k++)] = log2p(lanes);
+        row[size_t(k++)] = log2p(accumulators);
+        row[size_t(k++)] = float(loadOps / std::max(arith, 1.0));
+        row[size_t(k++)] = float(arith / 2 / cycles);
+        row[size_t(k++)] = log2p(first > 0 ? double(loops[first - 1].extent) : 0.0);
+        row[size_t(k++)] = hotKeeps ? 1.0f : 0.0f;
+        row[size_t(k++)] = log2p(contiguous);
+        row[size_t(k++)] = log2p(broadcast);
+        row[size_t(k++)] = log2p(gathers);
+        row[size_t(k++)] = storeStride == 1 ? 1.0f : 0.0f;
+        row[size_t(k++)] = log2p(cycles * outer * parFactor);
+        TB_CHECK(k == kBlockFeatureLength) << "feature layout drifted (group 6 ends at " << k << ")";
+        rows.push_back(row);
     }
 };
 
@@ -514,13 +634,35 @@ GpuStoreContext gpuStoreContext(const State& state) {
 }
 
 std::vector<std::vector<float>> extractPerStoreFeatures(const lower::LoweredFunc& f, int cacheLineBytes,
-                                                        const GpuStoreContext* gpu) {
+                                                        const GpuStoreContext* gpu, int numCores) {
     Extractor ex;
     ex.lineBytes = cacheLineBytes;
     ex.gpu = gpu;
     for (const auto& b : f.args) ex.keyToBuffer[b->key.get()] = b;
     ex.visit(f.body);
+    if (!gpu) {
+        BlockExtractor bx;
+        bx.cores = std::max(1, numCores);
+        bx.keyToBuffer = ex.keyToBuffer;
+        bx.visit(lower::unrollLoops(f.body));
+        TB_CHECK(bx.rows.size() == ex.rows.size()) << "group 6 saw " << bx.rows.size() << " stores, not " << ex.rows.size();
+        for (size_t i = 0; i < ex.rows.size(); ++i)
+            std::copy(bx.rows[i].begin(), bx.rows[i].end(), ex.rows[i].begin() + kTvmFeatureLength);
+    }
     return std::move(ex.rows);
+}
+
+}  // namespace tb::cost_model
+
+namespace tb::cost_model {
+
+double estimatedCycles(const std::vector<std::vector<float>>& rows) {
+    double c = 0;
+    for (const auto& r : rows) {
+        TB_CHECK(r.size() == size_t(kFeatureLength)) << "a feature row of " << r.size() << " values";
+        c += std::exp2(double(r[size_t(kCyclesFeature)])) - 1;  // log2p inverted
+    }
+    return c;
 }
 
 }  // namespace tb::cost_model

@@ -34,6 +34,12 @@ XGBModel::XGBModel(lower::StateLowerer lowerer, XGBModelParams params) : m_lower
     TB_CHECK(m_lowerer) << "XGBModel needs a state lowerer";
 }
 
+void XGBModel::appendRow(std::vector<float>& data, const std::vector<float>& row) const {
+    data.insert(data.end(), row.begin(), row.end());
+    // TVM's model: group 6 zeroed, so no tree splits on it.
+    if (m_params.tvmFeaturesOnly) std::fill(data.end() - kBlockFeatureLength, data.end(), 0.0f);
+}
+
 XGBModel::~XGBModel() {
     if (m_booster) XGBoosterFree(m_booster);
 }
@@ -51,7 +57,8 @@ std::vector<std::vector<float>> XGBModel::features(const search::SearchTask& tas
             const GpuStoreContext gpu = gpuStoreContext(state);
             rows = extractPerStoreFeatures(m_lowerer(task, state), task.hardware.cacheLineBytes, &gpu);
         } else {
-            rows = extractPerStoreFeatures(m_lowerer(task, state), task.hardware.cacheLineBytes);
+            rows = extractPerStoreFeatures(m_lowerer(task, state), task.hardware.cacheLineBytes, nullptr,
+                                           std::max(1, task.hardware.numCores));
         }
     } catch (const std::exception&) {
         rows.clear();  // TVM: a state whose features cannot be extracted scores -inf
@@ -106,7 +113,7 @@ void XGBModel::train() {
         auto it = best.find(s.workloadKey);
         y.push_back(s.cost < 1e9 && it != best.end() ? it->second / s.cost : 0.0);
         for (const auto& r : s.rows) {
-            data.insert(data.end(), r.begin(), r.end());
+            appendRow(data, r);
             pack.push_back(int(i));
         }
     }
@@ -210,7 +217,8 @@ void XGBModel::train() {
 
 std::vector<float> XGBModel::predict(const search::SearchTask& task, const std::vector<State>& states) {
     std::vector<float> scores(states.size(), 0.0f);
-    if (!(m_booster && int(m_samples.size()) >= m_params.numWarmupSamples)) {
+    const bool warm = m_booster && int(m_samples.size()) >= m_params.numWarmupSamples;
+    if (!warm && m_params.warmup == XGBModelParams::Warmup::Random) {
         // Warm-up: random scores, as TVM does, without paying for feature extraction.
         std::uniform_real_distribution<float> u(0.0f, 1.0f);
         for (auto& s : scores) s = u(m_rng);
@@ -218,8 +226,15 @@ std::vector<float> XGBModel::predict(const search::SearchTask& task, const std::
     }
     std::vector<std::vector<std::vector<float>>> rows(states.size());
     ThreadPool::global().parallelFor(int64_t(states.size()), [&](int64_t i) { rows[size_t(i)] = features(task, states[size_t(i)]); });
-    const bool warm = m_booster && int(m_samples.size()) >= m_params.numWarmupSamples;
-    std::uniform_real_distribution<float> d(0.0f, 1.0f);
+    if (!warm) {
+        // Warm-up, analytic: the estimated fraction of the FMA peak (feature.h estimatedCycles).
+        const double peakFlopPerCycle = 2 * 2 * kVectorFloats * std::max(1, task.hardware.numCores);
+        const double flops = task.dag ? std::max(1.0, task.dag->flopCount()) : 1.0;
+        for (size_t i = 0; i < states.size(); ++i)
+            scores[i] = rows[i].empty() ? -std::numeric_limits<float>::infinity()
+                                        : float(std::min(1.0, flops / std::max(1.0, estimatedCycles(rows[i]) * peakFlopPerCycle)));
+        return scores;
+    }
     std::vector<float> data;
     std::vector<int> pack;
     for (size_t i = 0; i < states.size(); ++i) {
@@ -227,16 +242,12 @@ std::vector<float> XGBModel::predict(const search::SearchTask& task, const std::
             scores[i] = -std::numeric_limits<float>::infinity();
             continue;
         }
-        if (!warm) {
-            scores[i] = d(m_rng);
-            continue;
-        }
         for (const auto& r : rows[i]) {
-            data.insert(data.end(), r.begin(), r.end());
+            appendRow(data, r);
             pack.push_back(int(i));
         }
     }
-    if (!warm || pack.empty()) return scores;
+    if (pack.empty()) return scores;
     DMatrix dm;
     check(XGDMatrixCreateFromMat(data.data(), bst_ulong(pack.size()), kFeatureLength,
                                  std::numeric_limits<float>::quiet_NaN(), &dm.h),

@@ -38,13 +38,17 @@ NetworkTuner::NetworkTuner(std::vector<NetworkTask> tasks, TuneOptions options, 
     int perRound = std::max(1, std::min(m_options.perRound, m_options.trials / n));
     if (m_options.costModel == "random") {
         m_model = std::make_shared<cost_model::RandomModel>(m_options.seed);
-    } else if (m_options.costModel == "xgb" || m_options.costModel == "xgb-rank") {
+    } else if (m_options.costModel == "xgb" || m_options.costModel == "xgb-rank" || m_options.costModel == "xgb-tvm") {
         cost_model::XGBModelParams xp = m_options.xgb;
         if (m_options.costModel == "xgb-rank") xp.objective = cost_model::XGBModelParams::Objective::PackSumPairwise;
+        if (m_options.costModel == "xgb-tvm") {  // TVM's model: its 164 features, random until warm-up
+            xp.tvmFeaturesOnly = true;
+            xp.warmup = cost_model::XGBModelParams::Warmup::Random;
+        }
         xp.numWarmupSamples = n * perRound;  // TVM: task scheduler's warm-up = tasks x per-round
         m_model = std::make_shared<cost_model::XGBModel>(std::move(lowerer), xp);
     } else {
-        TB_USER_ERROR() << "unknown cost model '" << m_options.costModel << "' (expected xgb, xgb-rank or random)";
+        TB_USER_ERROR() << "unknown cost model '" << m_options.costModel << "' (expected xgb, xgb-rank, xgb-tvm or random)";
     }
     std::vector<SchedulerTask> st;
     std::vector<std::unique_ptr<TaskTuner>> tuners;

@@ -37,7 +37,7 @@ struct TuneOptions {
     int perTaskEarlyStopping = -1;
     TaskSchedulerOptions::Strategy strategy = TaskSchedulerOptions::Strategy::Gradient;
     uint64_t seed = 0;
-    std::string costModel = "xgb";   ///< "xgb", "xgb-rank" (XGBModelParams::Objective::PackSumPairwise) or "random"
+    std::string costModel = "xgb";   ///< "xgb", "xgb-rank" (XGBModelParams::Objective::PackSumPairwise), "xgb-tvm" (TVM's features, random warm-up) or "random"
     search::SketchPolicyParams policy;
     /// Measure each task's default schedule (search/default_schedule.h) in its first round, so the
     /// best record is never worse than what the compiler uses without one. Not in TVM.

@@ -39,6 +39,7 @@ enum : int {
     kBuf = 57,                   // + 18 * buffer rank
     kArith = 147, kAllocSize = 157, kAllocProd = 158, kAllocOuter = 159, kAllocInner = 160,
     kOuterProd = 161, kNumLoops = 162, kAutoUnroll = 163,
+    kBlock = 164,  // group 6 (ours): 12 slots, see Expect::block
 };
 // Annotation positions (TVM AnnotationPosType).
 constexpr int kNone = 0, kInnerSpatial = 1, kOuterSpatial = 3, kInnerReduce = 4, kOuterReduce = 6;
@@ -83,6 +84,25 @@ struct Expect {
         num(kOuterProd, prod, "outer_prod");
         num(kNumLoops, loops, "num_loops");
         if (autoUnroll > 0) num(kAutoUnroll, autoUnroll, "auto_unroll_max_step");
+    }
+    // Group 6 (ours, feature.h), worked out by hand from the block codegen emits: its iterations,
+    // vector lanes, accumulator vectors, vector loads per vector FMA, FMA-pipe efficiency, hot-loop
+    // extent, whether the hot loop keeps the stored element, loaded buffers read contiguously /
+    // broadcast / strided along the lanes, contiguous store, estimated cycles on the busiest core.
+    void block(double size, double lanes, double accumulators, double loadsPerFma, double efficiency, double hot, bool keeps,
+               double contiguous, double broadcast, double gathers, bool storeContiguous, double cycles) {
+        num(kBlock, size, "block size");
+        num(kBlock + 1, lanes, "vector lanes");
+        num(kBlock + 2, accumulators, "accumulator vectors");
+        set(kBlock + 3, loadsPerFma, "loads per FMA");
+        set(kBlock + 4, efficiency, "FMA-pipe efficiency");
+        num(kBlock + 5, hot, "hot-loop extent");
+        set(kBlock + 6, keeps ? 1 : 0, "hot loop keeps the accumulator");
+        num(kBlock + 7, contiguous, "contiguous loads");
+        num(kBlock + 8, broadcast, "broadcast loads");
+        num(kBlock + 9, gathers, "strided loads");
+        set(kBlock + 10, storeContiguous ? 1 : 0, "contiguous store");
+        num(kBlock + 11, cycles, "estimated cycles");
     }
     // Buffer `rank` (after sorting by lines, bytes) with its access type and the 4 size values.
     void buffer(int rank, int acc, double bytes, double unique, double lines, double uniqueLines, double stride) {
@@ -236,6 +256,11 @@ private Q_SLOTS:
         e.reuse(2, kReuseLoop, 1, 12, 16, 2048, 128, 2, 8);
         e.arith({2.0 * 16, 2.0 * 16 * 4, 2.0 * 16 * 4 * 8}, {132, 336, 896});
         e.outerScope(512, 3, 0);
+        // Group 6: the block is j (16 lanes = 2 vector FMAs); the hot loop k leaves C[i, j] in place
+        // (2 accumulator vectors). Loads per block: A broadcast (1), B strided along j (16 scalar
+        // loads) -> 17 loads over 2 load ports = 8.5 cycles against 1 for the FMAs; 8 x 4 blocks
+        // on one core -> 272 cycles.
+        e.block(16, 16, 2, 17.0 / 2, 1 / 8.5, 4, true, 0, 1, 1, true, 8.5 * 32);
         checkRow(rows[0], e);
     }
 
@@ -280,6 +305,9 @@ private Q_SLOTS:
             e.reuse(0, kReuseLoop, 8, 32, 2, 64, 32, 1, 1);
             alloc(e, 16);
             e.outerScope(16, 2, 16);
+            // The auto-unroll pragma (16) unrolls x1 (8 steps): 8 scalar stores per block on one
+            // store port = 8 cycles (FMA pipes: 8 ops / 2 = 4), 2 blocks.
+            e.block(8, 1, 0, 0, 0.5, 2, true, 0, 0, 0, false, 16);
             checkRow(rows[0], e);
         }
         {
@@ -310,6 +338,9 @@ private Q_SLOTS:
             e.arith({16, 48, 96}, {96, 112, 176});
             alloc(e, 48);
             e.outerScope(48, 3, 16);
+            // r x x2 = 24 steps > 16 keeps r serial: the block is x2 (8 scalar FMAs, 8 accumulators
+            // kept across r); loads X 8 + W 1 = 9 -> 4.5 cycles; 2 x 3 blocks -> 27 cycles.
+            e.block(8, 1, 8, 9.0 / 8, 4 / 4.5, 3, true, 0, 2, 0, false, 27);
             checkRow(rows[1], e);
         }
         {
@@ -326,6 +357,9 @@ private Q_SLOTS:
             e.reuse(1, kReuseLoop, 8, 92, 2, 64, 32, 1, 1);
             e.arith({8, 16}, {92, 96});
             e.outerScope(16, 2, 16);
+            // x3 vectorized (8 lanes): acc read contiguously (1 load); Y's stride 2 makes 8 scalar
+            // stores -> 8 cycles against 0.5 for the one vector max; 2 blocks.
+            e.block(8, 8, 0, 1, 0.5 / 8, 2, false, 1, 0, 0, false, 16);
             checkRow(rows[2], e);
         }
     }
@@ -364,6 +398,9 @@ private Q_SLOTS:
             e.buffer(1, kAccWrite, 40, 40, 1, 1, 1);
             e.reuse(1, kNoReuse, 0, 0, 0, 40, 40, 1, 1);
             e.arith({10}, {116});
+            // No unrolled or vector loop: a block of one iteration of x, one load and one store
+            // (1 cycle), 10 of them. Without lanes every load counts as broadcast.
+            e.block(1, 1, 0, 1, 0.5, 10, false, 0, 1, 0, false, 10);
             checkRow(rows[0], e);
         }
         {
@@ -377,6 +414,9 @@ private Q_SLOTS:
             e.buffer(0, kAccReadWrite, 40, 40, 1, 1, 1);
             e.reuse(0, kReuseSerial, 1, 15.6, 1, 40, 40, 1, 1);
             e.arith({20}, {40});
+            // Reads and writes P[x] (one 'accumulator' that the hot loop x moves): a load and a
+            // store per iteration, 1 cycle each, 10 iterations.
+            e.block(1, 1, 1, 1, 0.5, 10, false, 0, 0, 0, false, 10);
             checkRow(rows[1], e);
         }
     }
@@ -523,6 +563,50 @@ private Q_SLOTS:
               model.numSamples(), pairs, test.size(), accuracy, seconds);
         QVERIFY(pairs >= 5000);
         QVERIFY2(accuracy >= atLeast, qPrintable(QString::number(accuracy)));
+    }
+
+    // Before warm-up the model predicts with the analytic estimate (feature.h estimatedCycles):
+    // untrained, it must rank TVM's own resnet-18 log better than chance, and its score is the
+    // estimated fraction of the FMA peak. With Warmup::Random (TVM, --cost-model xgb-tvm) the
+    // same model ranks at chance.
+    void testAnalyticWarmupRanksTvmLog() {
+        auto log = record::readMeasureRecords("../shared/data/logs/ansor/tvmsandbox_resnet-18-NHWC-B1-llvm.json");
+        auto extracted = graph::extractTasks(graph::makeNetwork("resnet-18", 1, "NHWC"));
+        std::map<std::string, search::SearchTask> tasks;
+        for (const auto& e : extracted)
+            tasks.emplace(graph::legacyTvmWorkloadKey(e.dag), makeTask(std::make_shared<te::ComputeDAG>(e.dag), e.workloadKey));
+        std::map<std::string, std::pair<std::vector<State>, std::vector<double>>> byTask;
+        for (const auto& rec : log.records) {
+            if (!rec.valid()) continue;
+            const auto& t = tasks.at(rec.task.workloadKey);
+            byTask[rec.task.workloadKey].first.push_back(inferBound(replaySteps(*t.dag, stepsFromJson(rec.steps))));
+            byTask[rec.task.workloadKey].second.push_back(rec.meanCost());
+        }
+        cost_model::XGBModelParams analytic = oneThread(), random = oneThread();
+        random.warmup = cost_model::XGBModelParams::Warmup::Random;
+        cost_model::XGBModel a(cpuLowerer(), analytic), r(cpuLowerer(), random);
+        double okA = 0, okR = 0;
+        long long pairs = 0;
+        for (auto& [key, v] : byTask) {
+            const long long n = distinctPairs(v.second);
+            okA += a.pairwiseAccuracy(tasks.at(key), v.first, v.second) * double(n);
+            okR += r.pairwiseAccuracy(tasks.at(key), v.first, v.second) * double(n);
+            pairs += n;
+        }
+        qInfo("resnet-18 log, untrained: analytic pairwise accuracy %.3f, random %.3f over %lld pairs in %zu tasks",
+              okA / double(pairs), okR / double(pairs), pairs, byTask.size());
+        QVERIFY(pairs >= 10000);
+        QVERIFY2(okA / double(pairs) >= 0.68, qPrintable(QString::number(okA / double(pairs))));
+        QVERIFY2(std::fabs(okR / double(pairs) - 0.5) < 0.03, qPrintable(QString::number(okR / double(pairs))));
+
+        // The score of one state: FLOPs / (estimated cycles x 32 FLOP per cycle x cores), at most 1.
+        const auto& [key, v] = *byTask.begin();
+        const search::SearchTask& t = tasks.at(key);
+        const std::vector<float> scores = a.predict(t, {v.first.front()});
+        const double cycles = cost_model::estimatedCycles(a.features(t, v.first.front()));
+        QVERIFY(cycles > 0);
+        QCOMPARE(scores.front(), float(std::min(1.0, t.dag->flopCount() / (cycles * 32 * std::max(1, t.hardware.numCores)))));
+        QVERIFY(scores.front() > 0 && scores.front() <= 1);
     }
 };
 

@@ -125,6 +125,8 @@ private Q_SLOTS:
         row("--cost-model", {QStringLiteral("--cost-model"), QStringLiteral("random")}, {QStringLiteral("costModel=random")});
         row("--cost-model xgb-rank", {QStringLiteral("--cost-model"), QStringLiteral("xgb-rank")},
             {QStringLiteral("costModel=xgb-rank")});
+        row("--cost-model xgb-tvm", {QStringLiteral("--cost-model"), QStringLiteral("xgb-tvm")},
+            {QStringLiteral("costModel=xgb-tvm")});
         row("--no-default-seed", {QStringLiteral("--no-default-seed")}, {QStringLiteral("defaultSeed=false")});
         row("--tasks", {QStringLiteral("--tasks"), QStringLiteral("2, 5,0")}, {QStringLiteral("tasks=2,5,0")});
         row("--runner rpc --tracker --key",

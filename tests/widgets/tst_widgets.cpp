@@ -1004,6 +1004,9 @@ private Q_SLOTS:
         j.costModel = QStringLiteral("xgb-rank");  // the third cost model of the combo box
         w.setJob(j);
         QCOMPARE(w.job(), j);
+        j.costModel = QStringLiteral("xgb-tvm");  // the fourth
+        w.setJob(j);
+        QCOMPARE(w.job(), j);
     }
 
     // ---- issue 16: the window as a user meets it ------------------------------------------
