@@ -86,13 +86,14 @@ double accuracy(const std::vector<float>& score, const std::vector<double>& cost
 
 /// The XGBModelParams of an objective name: "squared" (TVM's), "pairwise" (ours, the default of
 /// --cost-model xgb-rank), then `--param` overrides (key=value, comma separated: depth, eta, rounds,
-/// pairs, min_child_weight, gamma).
+/// pairs, min_child_weight, gamma, prior = the analytic prior's scale, 0 = off).
 cost_model::XGBModelParams paramsFor(const std::string& obj, const std::string& overrides) {
     cost_model::XGBModelParams p;
     TB_USER_CHECK(obj == "squared" || obj == "pairwise" || obj == "tvm" || obj == "analytic") << "unknown objective " << obj;
     p.objective = obj == "pairwise" ? cost_model::XGBModelParams::Objective::PackSumPairwise
                                     : cost_model::XGBModelParams::Objective::PackSumSquared;
     p.tvmFeaturesOnly = obj == "tvm";
+    if (obj == "tvm") p.analyticPrior = false;
     p.numWarmupSamples = 0;
     for (const auto& kv : split(overrides)) {
         const auto eq = kv.find('=');
@@ -105,6 +106,7 @@ cost_model::XGBModelParams paramsFor(const std::string& obj, const std::string& 
         else if (k == "pairs") p.pairsPerSample = int(v);
         else if (k == "min_child_weight") p.minChildWeight = v;
         else if (k == "gamma") p.gamma = v;
+        else if (k == "prior") p.analyticPrior = v != 0, p.priorScale = v;  // 0 = off, else on with that scale
         else TB_USER_ERROR() << "unknown --param key " << k;
     }
     return p;
@@ -200,8 +202,11 @@ int main(int argc, char** argv) try {
                 if (states.size() < 2) continue;
                 std::vector<float> score = model.predict(task, states);
                 if (obj == "analytic")  // untrained: the analytic estimate alone
-                    for (size_t i = 0; i < states.size(); ++i)
+                    for (size_t i = 0; i < states.size(); ++i) {
                         score[i] = float(-cost_model::estimatedCycles(model.features(task, states[i])));
+                        if (std::getenv("TB_RANK_DUMP"))
+                            std::fprintf(stderr, "DUMP %g %g %s\n", -score[i], costs[i], states[i].toStr().c_str());
+                    }
                 long long pairs = 0;
                 sc.all += accuracy(score, costs, 0, &pairs);
                 sc.allTie += accuracy(score, costs, tie / 100, &pairs);

@@ -44,7 +44,10 @@
 ///              parallel loops split in whole chunks over `numCores`. Cycles per block are those of
 ///              a core with two 8-float FMA pipes, two load ports and one store port (Zen 4,
 ///              Skylake): max(FMAs / 2, loads / 2, stores); accumulators beyond 28 vector registers
-///              cost a load and a store each. Why: TVM's features describe memory traffic per
+///              cost a load and a store each. Added to them, the cache refills: for L1 (32 KiB, 64
+///              B/cycle from L2) and L2 (1 MiB, 32 B/cycle from L3), the innermost loop whose
+///              footprint (bytes its whole range touches, as group 3 counts them) exceeds the cache
+///              refills its body's footprint in every iteration; at least the whole footprint once. Why: TVM's features describe memory traffic per
 ///              buffer but not what the register block does, which is what separates the fast
 ///              schedules of a compute-bound kernel (on our conv logs, held-out pairwise accuracy
 ///              of the model rose from 0.66 to 0.68 and online from 0.54 to 0.62), and their cycle

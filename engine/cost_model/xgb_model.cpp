@@ -40,6 +40,13 @@ void XGBModel::appendRow(std::vector<float>& data, const std::vector<float>& row
     if (m_params.tvmFeaturesOnly) std::fill(data.end() - kBlockFeatureLength, data.end(), 0.0f);
 }
 
+double XGBModel::analyticScore(const search::SearchTask& task, const std::vector<std::vector<float>>& rows) {
+    if (search::isGpuTask(task)) return 0.0;
+    const double peakFlopPerCycle = 2 * 2 * kVectorFloats * std::max(1, task.hardware.numCores);
+    const double flops = task.dag ? std::max(1.0, task.dag->flopCount()) : 1.0;
+    return std::min(1.0, flops / std::max(1.0, estimatedCycles(rows) * peakFlopPerCycle));
+}
+
 XGBModel::~XGBModel() {
     if (m_booster) XGBoosterFree(m_booster);
 }
@@ -75,7 +82,8 @@ void XGBModel::appendSamples(const search::SearchTask& task, const std::vector<M
                                      [&](int64_t i) { rows[size_t(i)] = features(task, measured[size_t(i)].state); });
     for (size_t i = 0; i < measured.size(); ++i) {
         if (rows[i].empty()) continue;
-        m_samples.push_back({task.workloadKey, std::move(rows[i]), measured[i].valid ? measured[i].meanCost : 1e10});
+        const double prior = m_params.analyticPrior ? analyticScore(task, rows[i]) : 0.0;
+        m_samples.push_back({task.workloadKey, std::move(rows[i]), measured[i].valid ? measured[i].meanCost : 1e10, prior});
     }
 }
 
@@ -166,6 +174,7 @@ void XGBModel::train() {
         }
     }
     std::vector<double> sampleGrad(m_samples.size()), sampleHess(m_samples.size());
+    const double priorWeight = m_params.objective == XGBModelParams::Objective::PackSumPairwise ? m_params.priorScale : 1.0;
     const int rounds = m_params.objective == XGBModelParams::Objective::PackSumPairwise
                            ? std::min(m_params.numBoostRound, m_params.pairwiseRounds)
                            : m_params.numBoostRound;
@@ -175,6 +184,7 @@ void XGBModel::train() {
         check(XGBoosterPredict(bst, dm.h, 1 /*output margin*/, 0, 1 /*training*/, &len, &pred), "predict");
         std::fill(packSum.begin(), packSum.end(), 0.0);
         for (bst_ulong r = 0; r < len; ++r) packSum[size_t(pack[r])] += pred[r];
+        for (size_t i = 0; i < packSum.size(); ++i) packSum[i] += priorWeight * m_samples[i].prior;
         double loss = 0;
         if (m_params.objective == XGBModelParams::Objective::PackSumSquared) {
             for (size_t i = 0; i < packSum.size(); ++i) loss += (packSum[i] - y[i]) * (packSum[i] - y[i]);
@@ -218,7 +228,8 @@ void XGBModel::train() {
 std::vector<float> XGBModel::predict(const search::SearchTask& task, const std::vector<State>& states) {
     std::vector<float> scores(states.size(), 0.0f);
     const bool warm = m_booster && int(m_samples.size()) >= m_params.numWarmupSamples;
-    if (!warm && m_params.warmup == XGBModelParams::Warmup::Random) {
+    // Group 6 (and so the analytic estimate) exists for CPU tasks only.
+    if (!warm && (m_params.warmup == XGBModelParams::Warmup::Random || search::isGpuTask(task))) {
         // Warm-up: random scores, as TVM does, without paying for feature extraction.
         std::uniform_real_distribution<float> u(0.0f, 1.0f);
         for (auto& s : scores) s = u(m_rng);
@@ -228,11 +239,8 @@ std::vector<float> XGBModel::predict(const search::SearchTask& task, const std::
     ThreadPool::global().parallelFor(int64_t(states.size()), [&](int64_t i) { rows[size_t(i)] = features(task, states[size_t(i)]); });
     if (!warm) {
         // Warm-up, analytic: the estimated fraction of the FMA peak (feature.h estimatedCycles).
-        const double peakFlopPerCycle = 2 * 2 * kVectorFloats * std::max(1, task.hardware.numCores);
-        const double flops = task.dag ? std::max(1.0, task.dag->flopCount()) : 1.0;
         for (size_t i = 0; i < states.size(); ++i)
-            scores[i] = rows[i].empty() ? -std::numeric_limits<float>::infinity()
-                                        : float(std::min(1.0, flops / std::max(1.0, estimatedCycles(rows[i]) * peakFlopPerCycle)));
+            scores[i] = rows[i].empty() ? -std::numeric_limits<float>::infinity() : float(analyticScore(task, rows[i]));
         return scores;
     }
     std::vector<float> data;
@@ -256,6 +264,11 @@ std::vector<float> XGBModel::predict(const search::SearchTask& task, const std::
     const float* pred = nullptr;
     check(XGBoosterPredict(m_booster, dm.h, 1, 0, 0, &len, &pred), "predict");
     for (bst_ulong r = 0; r < len; ++r) scores[size_t(pack[r])] += pred[r];
+    if (m_params.analyticPrior) {
+        const double w = m_params.objective == XGBModelParams::Objective::PackSumPairwise ? m_params.priorScale : 1.0;
+        for (size_t i = 0; i < scores.size(); ++i)
+            if (!rows[i].empty()) scores[i] += float(w * analyticScore(task, rows[i]));
+    }
     if (m_params.objective == XGBModelParams::Objective::PackSumPairwise)
         for (size_t i = 0; i < scores.size(); ++i)
             if (!rows[i].empty()) scores[i] = 1.0f / (1.0f + std::exp(-scores[i]));

@@ -44,6 +44,7 @@ NetworkTuner::NetworkTuner(std::vector<NetworkTask> tasks, TuneOptions options, 
         if (m_options.costModel == "xgb-tvm") {  // TVM's model: its 164 features, random until warm-up
             xp.tvmFeaturesOnly = true;
             xp.warmup = cost_model::XGBModelParams::Warmup::Random;
+            xp.analyticPrior = false;
         }
         xp.numWarmupSamples = n * perRound;  // TVM: task scheduler's warm-up = tasks x per-round
         m_model = std::make_shared<cost_model::XGBModel>(std::move(lowerer), xp);

@@ -260,7 +260,8 @@ private Q_SLOTS:
         // (2 accumulator vectors). Loads per block: A broadcast (1), B strided along j (16 scalar
         // loads) -> 17 loads over 2 load ports = 8.5 cycles against 1 for the FMAs; 8 x 4 blocks
         // on one core -> 272 cycles.
-        e.block(16, 16, 2, 17.0 / 2, 1 / 8.5, 4, true, 0, 1, 1, true, 8.5 * 32);
+        // Cache refills: the 896 bytes fit L1, so each level loads them once: 896 / 64 + 896 / 32.
+        e.block(16, 16, 2, 17.0 / 2, 1 / 8.5, 4, true, 0, 1, 1, true, 8.5 * 32 + 896 * 3.0 / 64);
         checkRow(rows[0], e);
     }
 
@@ -307,7 +308,7 @@ private Q_SLOTS:
             e.outerScope(16, 2, 16);
             // The auto-unroll pragma (16) unrolls x1 (8 steps): 8 scalar stores per block on one
             // store port = 8 cycles (FMA pipes: 8 ops / 2 = 4), 2 blocks.
-            e.block(8, 1, 0, 0, 0.5, 2, true, 0, 0, 0, false, 16);
+            e.block(8, 1, 0, 0, 0.5, 2, true, 0, 0, 0, false, 16 + 32 * 3.0 / 64);  // + refills of acc's 32 bytes
             checkRow(rows[0], e);
         }
         {
@@ -340,7 +341,7 @@ private Q_SLOTS:
             e.outerScope(48, 3, 16);
             // r x x2 = 24 steps > 16 keeps r serial: the block is x2 (8 scalar FMAs, 8 accumulators
             // kept across r); loads X 8 + W 1 = 9 -> 4.5 cycles; 2 x 3 blocks -> 27 cycles.
-            e.block(8, 1, 8, 9.0 / 8, 4 / 4.5, 3, true, 0, 2, 0, false, 27);
+            e.block(8, 1, 8, 9.0 / 8, 4 / 4.5, 3, true, 0, 2, 0, false, 27 + 176 * 3.0 / 64);  // + 176 bytes' refills
             checkRow(rows[1], e);
         }
         {
@@ -359,7 +360,7 @@ private Q_SLOTS:
             e.outerScope(16, 2, 16);
             // x3 vectorized (8 lanes): acc read contiguously (1 load); Y's stride 2 makes 8 scalar
             // stores -> 8 cycles against 0.5 for the one vector max; 2 blocks.
-            e.block(8, 8, 0, 1, 0.5 / 8, 2, false, 1, 0, 0, false, 16);
+            e.block(8, 8, 0, 1, 0.5 / 8, 2, false, 1, 0, 0, false, 16 + 96 * 3.0 / 64);
             checkRow(rows[2], e);
         }
     }
@@ -400,7 +401,7 @@ private Q_SLOTS:
             e.arith({10}, {116});
             // No unrolled or vector loop: a block of one iteration of x, one load and one store
             // (1 cycle), 10 of them. Without lanes every load counts as broadcast.
-            e.block(1, 1, 0, 1, 0.5, 10, false, 0, 1, 0, false, 10);
+            e.block(1, 1, 0, 1, 0.5, 10, false, 0, 1, 0, false, 10 + 116 * 3.0 / 64);
             checkRow(rows[0], e);
         }
         {
@@ -416,9 +417,33 @@ private Q_SLOTS:
             e.arith({20}, {40});
             // Reads and writes P[x] (one 'accumulator' that the hot loop x moves): a load and a
             // store per iteration, 1 cycle each, 10 iterations.
-            e.block(1, 1, 1, 1, 0.5, 10, false, 0, 0, 0, false, 10);
+            e.block(1, 1, 1, 1, 0.5, 10, false, 0, 0, 0, false, 10 + 40 * 3.0 / 64);
             checkRow(rows[1], e);
         }
+    }
+
+    // The estimated cycles count cache refills: for i (64) { for j (1024) { B[j] = B[j] + A[i, j] } }.
+    // Footprints: loop j 4 KiB of A + 4 KiB of B = 8 KiB; loop i 256 KiB + 4 KiB. Loop i exceeds L1
+    // (32 KiB), so each of its 64 iterations refills j's 8 KiB from L2 (512 KiB at 64 B/cycle); no
+    // loop exceeds L2 (1 MiB): its 260 KiB come from L3 once (32 B/cycle). Compute: one scalar add
+    // with a load of A and a load and store of B per iteration = 1 cycle, 65536 iterations.
+    void testCyclesCountCacheRefills() {
+        auto A = lower::makeBuffer("A", {64, 1024}), B = lower::makeBuffer("B", {1024});
+        Var i("i"), j("j");
+        lower::LoweredFunc f;
+        f.args = {A, B};
+        f.body = loop(i, 64, lower::ForKind::Serial,
+                      loop(j, 1024, lower::ForKind::Serial,
+                           lower::makeStore(B, {j}, lower::bufferLoad(B, {j}) + lower::bufferLoad(A, {i, j}))));
+        const auto rows = cost_model::extractPerStoreFeatures(f, 64);
+        QCOMPARE(int(rows.size()), 1);
+        const double refills = 64.0 * 8192 / 64 + (262144.0 + 4096) / 32;
+        QCOMPARE(rows[0][size_t(kBlock + 11)], float(log2p(65536 + refills)));
+        QCOMPARE(cost_model::estimatedCycles(rows), double(std::exp2(double(float(log2p(65536 + refills)))) - 1));
+        // With the loops split over 2 cores (i parallel): the busiest core does half of it.
+        f.body = loop(i, 64, lower::ForKind::Parallel, lower::as<lower::ForNode>(f.body)->body);
+        const auto par = cost_model::extractPerStoreFeatures(f, 64, nullptr, 2);
+        QCOMPARE(par[0][size_t(kBlock + 11)], float(log2p((65536 + refills) / 2)));
     }
 
     // XGBoost learns a known ordering: matmul states whose cost falls with both tile sizes. Trained
@@ -506,12 +531,17 @@ private Q_SLOTS:
     // with TVM's objective and with the pairwise one (XGBModelParams::Objective).
     void testRankingOnResnet18Log_data() {
         QTest::addColumn<int>("objective");
+        QTest::addColumn<bool>("tvmModel");
         QTest::addColumn<double>("atLeast");
-        QTest::addRow("squared (TVM)") << int(cost_model::XGBModelParams::Objective::PackSumSquared) << 0.6;
-        QTest::addRow("pairwise") << int(cost_model::XGBModelParams::Objective::PackSumPairwise) << 0.6;
+        // TVM's model (--cost-model xgb-tvm: its 164 features, no analytic prior): 0.656.
+        QTest::addRow("TVM's model") << int(cost_model::XGBModelParams::Objective::PackSumSquared) << true << 0.6;
+        // Ours: + group 6 and the analytic prior (0.658, xgb), pairwise loss (0.733, xgb-rank).
+        QTest::addRow("squared") << int(cost_model::XGBModelParams::Objective::PackSumSquared) << false << 0.6;
+        QTest::addRow("pairwise") << int(cost_model::XGBModelParams::Objective::PackSumPairwise) << false << 0.7;
     }
     void testRankingOnResnet18Log() {
         QFETCH(int, objective);
+        QFETCH(bool, tvmModel);
         QFETCH(double, atLeast);
         const auto t0 = std::chrono::steady_clock::now();
         auto log = record::readMeasureRecords("../shared/data/logs/ansor/tvmsandbox_resnet-18-NHWC-B1-llvm.json");
@@ -545,6 +575,8 @@ private Q_SLOTS:
         }
         cost_model::XGBModelParams params = oneThread();
         params.objective = cost_model::XGBModelParams::Objective(objective);
+        params.tvmFeaturesOnly = tvmModel;
+        params.analyticPrior = !tvmModel;
         cost_model::XGBModel model(cpuLowerer(), params);
         model.updateMany(taskList, batches);
         QVERIFY(model.trained());
@@ -596,7 +628,7 @@ private Q_SLOTS:
         qInfo("resnet-18 log, untrained: analytic pairwise accuracy %.3f, random %.3f over %lld pairs in %zu tasks",
               okA / double(pairs), okR / double(pairs), pairs, byTask.size());
         QVERIFY(pairs >= 10000);
-        QVERIFY2(okA / double(pairs) >= 0.68, qPrintable(QString::number(okA / double(pairs))));
+        QVERIFY2(okA / double(pairs) >= 0.70, qPrintable(QString::number(okA / double(pairs))));
         QVERIFY2(std::fabs(okR / double(pairs) - 0.5) < 0.03, qPrintable(QString::number(okR / double(pairs))));
 
         // The score of one state: FLOPs / (estimated cycles x 32 FLOP per cycle x cores), at most 1.
