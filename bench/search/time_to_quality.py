@@ -35,6 +35,16 @@ best 95.7%. --seeded (128 trials): the default schedule's record first, 98% of t
 mobilenet_v1 (--networks, --network-trials 1800 --checkpoints 60,120,180): 2 threads 7.99 trials/s, ours/ORT 1.05
 at 60 s, 0.99 at 120 s (ORT's latency reached after 120 s), 0.99 at 180 s; 1 thread 7.02 trials/s, 1.04 / 1.05 /
 1.00 (11.800 vs 11.745 ms: not reached within 180 s).
+
+Measured 2026-11-30 00:00-00:30 UTC (stop 31: block features + analytic warm-up; A = --cost-model xgb-tvm, TVM's
+model, in the same session), load <= 1.9, conv pure Ansor 256 trials, seconds to 90/95/98% of peak:
+  first binary (estimate without cache refills, no prior): 2 thr 11.6/11.6/11.6 (best 99.5%), 1 thr 13.9/13.9/13.9
+    (99.3%); A: 2 thr 49.5/63.5/- (95.3%), 1 thr 30.7/44.7/- (95.6%)
+  final binary: 2 thr 10.9/24.9/- (96.9%), 1 thr 13.8/13.8/43.8 (98.5%); A: 2 thr 52.0/52.0/- (95.2%), 1 thr
+    32.5/-/- (92.2%)
+  mobilenet_v1 2 thr, 1800 trials: both models within 0.94-1.33 of ORT at the checkpoints, but ORT itself read 6.4-9.7
+    ms (5.65 ms in stop 30) and a re-benchmark of the same logs swung 6.0-11.5 ms: the host was contended (bench_kernels'
+    2-thread peak read 117 GFLOP/s once, 227-230 otherwise), so no network conclusion from this session.
 """
 import argparse
 import json
