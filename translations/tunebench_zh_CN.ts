@@ -1203,6 +1203,10 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
         <translation>XGBoost，同 TVM（164 个特征，预热期随机）</translation>
     </message>
     <message>
+        <source>XGBoost: TVM&apos;s features plus 12 of the register block; until it has trained it ranks candidates by their estimated cycles instead of at random. XGBoost as TVM: TVM&apos;s model exactly (--cost-model xgb-tvm).</source>
+        <translation>XGBoost：TVM 的特征外加 12 个寄存器块特征；训练之前按估计的周期数而非随机地为候选排序。XGBoost，同 TVM：与 TVM 完全相同的模型（--cost-model xgb-tvm）。</translation>
+    </message>
+    <message>
         <source>Seed</source>
         <translation>随机种子</translation>
     </message>

@@ -345,6 +345,9 @@ void SetupWidget::retranslate() {
     m_costModel->setItemText(1, tr("random"));
     m_costModel->setItemText(2, tr("XGBoost, pairwise rank"));
     m_costModel->setItemText(3, tr("XGBoost as TVM (164 features, random warm-up)"));
+    m_costModel->setToolTip(tr("XGBoost: TVM's features plus 12 of the register block; until it has trained it ranks "
+                               "candidates by their estimated cycles instead of at random. XGBoost as TVM: TVM's model "
+                               "exactly (--cost-model xgb-tvm)."));
     setRowLabel(m_searchForm, m_seed, tr("Seed"));
     setRowLabel(m_searchForm, m_taskIds, tr("Tasks"));
     m_taskIds->setPlaceholderText(tr("all"));
