@@ -569,12 +569,16 @@ struct BlockExtractor : LoopNestWalker<BlockExtractor> {
         countOps(st->value, oc);
         const double flops = std::max(1.0, oc.floatOps());
         const double arith = block / width * std::max(1.0, flops / 2);  // vector FMAs (or ops) per block
-        // Does the hot loop leave the stored element in place (an accumulator kept in registers)?
-        const bool hotKeeps = first > 0 && [&] {
-            for (const auto& e : st->indices)
-                if (coefficientOf(e, loops[first - 1].var) != 0) return false;
-            return true;
-        }();
+        // The accumulator run: consecutive iterations of the serial loops from the hot loop outwards
+        // that leave the stored element in place (LLVM keeps it in a register across them).
+        double run = 1;
+        for (size_t i = first; i-- > 0;) {
+            if (loops[i].kind != ForKind::Serial) break;
+            bool moves = false;
+            for (const auto& e : st->indices) moves = moves || coefficientOf(e, loops[i].var) != 0;
+            if (moves) break;
+            run *= double(loops[i].extent);
+        }
         double loadOps = 0, contiguous = 0, broadcast = 0, gathers = 0, accumulators = 0, storeOps = 0;
         const double storeDistinct = distinct({st->indices});
         bool selfRead = false;
@@ -594,8 +598,9 @@ struct BlockExtractor : LoopNestWalker<BlockExtractor> {
         int64_t storeStride = vec ? strideAlong(st->buffer, st->indices, vec->var) : 0;
         const double storeVec = storeStride == 1 ? storeDistinct / width : storeDistinct;
         if (selfRead) accumulators = storeDistinct / width;
-        if (selfRead && hotKeeps) storeOps = 0;  // stays in registers across the hot loop
-        else storeOps = storeVec, loadOps += selfRead ? storeVec : 0;
+        // An accumulator is loaded and stored once per run; any other store writes every block.
+        storeOps = selfRead ? storeVec / run : storeVec;
+        loadOps += selfRead ? storeVec / run : 0;
         // Cycles per block on two FMA pipes, two load ports, one store port (Zen 4 / Skylake class).
         // Accumulators beyond the register file spill: a load and a store each per block.
         const double vecRegs = 32;
@@ -636,7 +641,7 @@ struct BlockExtractor : LoopNestWalker<BlockExtractor> {
         row[size_t(k++)] = float(loadOps / std::max(arith, 1.0));
         row[size_t(k++)] = float(arith / 2 / cycles);
         row[size_t(k++)] = log2p(first > 0 ? double(loops[first - 1].extent) : 0.0);
-        row[size_t(k++)] = hotKeeps ? 1.0f : 0.0f;
+        row[size_t(k++)] = log2p(run);
         row[size_t(k++)] = log2p(contiguous);
         row[size_t(k++)] = log2p(broadcast);
         row[size_t(k++)] = log2p(gathers);

@@ -37,8 +37,9 @@
 ///              iterations), vector lanes, accumulator vectors (a store that reads its own buffer:
 ///              distinct stored elements / min(lanes, 8)), vector loads per vector FMA, FMA-pipe
 ///              efficiency of the block (its vector FMAs / 2 over its estimated cycles), hot-loop
-///              extent, whether the hot loop keeps the stored element in place (accumulators stay in
-///              registers), number of loaded buffers read contiguously / broadcast / strided along
+///              extent, accumulator run (iterations of the serial loops from the hot loop outwards
+///              that leave the stored element in place: an accumulator is loaded and stored once
+///              per run, in registers in between), number of loaded buffers read contiguously / broadcast / strided along
 ///              the vector lanes, whether the store is contiguous, and last (kCyclesFeature) the
 ///              estimated cycles of the store on the busiest core: cycles per block x blocks, the
 ///              parallel loops split in whole chunks over `numCores`. Cycles per block are those of
@@ -50,7 +51,7 @@
 ///              refills its body's footprint in every iteration; at least the whole footprint once. Why: TVM's features describe memory traffic per
 ///              buffer but not what the register block does, which is what separates the fast
 ///              schedules of a compute-bound kernel (on our conv logs, held-out pairwise accuracy
-///              of the model rose from 0.66 to 0.68 and online from 0.54 to 0.62), and their cycle
+///              of the model rose from 0.66 to 0.71 and online from 0.54 to 0.68), and their cycle
 ///              estimate ranks untrained states better than chance (estimatedCycles below).
 /// Numeric values go through log2p(x) = sign(x) * log2(|x| + 1); one-hots stay 0/1. Regions are
 /// the ranges of the index expressions with the loops outside a level held at one iteration (TVM

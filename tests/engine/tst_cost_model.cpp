@@ -87,9 +87,10 @@ struct Expect {
     }
     // Group 6 (ours, feature.h), worked out by hand from the block codegen emits: its iterations,
     // vector lanes, accumulator vectors, vector loads per vector FMA, FMA-pipe efficiency, hot-loop
-    // extent, whether the hot loop keeps the stored element, loaded buffers read contiguously /
-    // broadcast / strided along the lanes, contiguous store, estimated cycles on the busiest core.
-    void block(double size, double lanes, double accumulators, double loadsPerFma, double efficiency, double hot, bool keeps,
+    // extent, accumulator run (iterations of the serial loops from the hot loop outwards that leave
+    // the stored element in place), loaded buffers read contiguously / broadcast / strided along the
+    // lanes, contiguous store, estimated cycles on the busiest core.
+    void block(double size, double lanes, double accumulators, double loadsPerFma, double efficiency, double hot, double run,
                double contiguous, double broadcast, double gathers, bool storeContiguous, double cycles) {
         num(kBlock, size, "block size");
         num(kBlock + 1, lanes, "vector lanes");
@@ -97,7 +98,7 @@ struct Expect {
         set(kBlock + 3, loadsPerFma, "loads per FMA");
         set(kBlock + 4, efficiency, "FMA-pipe efficiency");
         num(kBlock + 5, hot, "hot-loop extent");
-        set(kBlock + 6, keeps ? 1 : 0, "hot loop keeps the accumulator");
+        num(kBlock + 6, run, "accumulator run");
         num(kBlock + 7, contiguous, "contiguous loads");
         num(kBlock + 8, broadcast, "broadcast loads");
         num(kBlock + 9, gathers, "strided loads");
@@ -257,11 +258,11 @@ private Q_SLOTS:
         e.arith({2.0 * 16, 2.0 * 16 * 4, 2.0 * 16 * 4 * 8}, {132, 336, 896});
         e.outerScope(512, 3, 0);
         // Group 6: the block is j (16 lanes = 2 vector FMAs); the hot loop k leaves C[i, j] in place
-        // (2 accumulator vectors). Loads per block: A broadcast (1), B strided along j (16 scalar
-        // loads) -> 17 loads over 2 load ports = 8.5 cycles against 1 for the FMAs; 8 x 4 blocks
-        // on one core -> 272 cycles.
+        // (2 accumulator vectors, loaded and stored once per run of 4 blocks; i is parallel). Loads
+        // per block: A broadcast (1), B strided along j (16 scalar loads), C 2 / 4 -> 17.5 loads over
+        // 2 load ports = 8.75 cycles against 1 for the FMAs; 8 x 4 blocks on one core.
         // Cache refills: the 896 bytes fit L1, so each level loads them once: 896 / 64 + 896 / 32.
-        e.block(16, 16, 2, 17.0 / 2, 1 / 8.5, 4, true, 0, 1, 1, true, 8.5 * 32 + 896 * 3.0 / 64);
+        e.block(16, 16, 2, 17.5 / 2, 1 / 8.75, 4, 4, 0, 1, 1, true, 8.75 * 32 + 896 * 3.0 / 64);
         checkRow(rows[0], e);
     }
 
@@ -308,7 +309,7 @@ private Q_SLOTS:
             e.outerScope(16, 2, 16);
             // The auto-unroll pragma (16) unrolls x1 (8 steps): 8 scalar stores per block on one
             // store port = 8 cycles (FMA pipes: 8 ops / 2 = 4), 2 blocks.
-            e.block(8, 1, 0, 0, 0.5, 2, true, 0, 0, 0, false, 16 + 32 * 3.0 / 64);  // + refills of acc's 32 bytes
+            e.block(8, 1, 0, 0, 0.5, 2, 1, 0, 0, 0, false, 16 + 32 * 3.0 / 64);  // + refills of acc's 32 bytes
             checkRow(rows[0], e);
         }
         {
@@ -340,8 +341,10 @@ private Q_SLOTS:
             alloc(e, 48);
             e.outerScope(48, 3, 16);
             // r x x2 = 24 steps > 16 keeps r serial: the block is x2 (8 scalar FMAs, 8 accumulators
-            // kept across r); loads X 8 + W 1 = 9 -> 4.5 cycles; 2 x 3 blocks -> 27 cycles.
-            e.block(8, 1, 8, 9.0 / 8, 4 / 4.5, 3, true, 0, 2, 0, false, 27 + 176 * 3.0 / 64);  // + 176 bytes' refills
+            // kept across the run of r's 3 iterations, o being parallel); loads X 8 + W 1 + acc 8 / 3
+            // -> 5.83 cycles; 2 x 3 blocks; + the refills of 176 bytes.
+            e.block(8, 1, 8, (9 + 8.0 / 3) / 8, 4 / ((9 + 8.0 / 3) / 2), 3, 3, 0, 2, 0, false,
+                    (9 + 8.0 / 3) / 2 * 6 + 176 * 3.0 / 64);
             checkRow(rows[1], e);
         }
         {
@@ -360,7 +363,7 @@ private Q_SLOTS:
             e.outerScope(16, 2, 16);
             // x3 vectorized (8 lanes): acc read contiguously (1 load); Y's stride 2 makes 8 scalar
             // stores -> 8 cycles against 0.5 for the one vector max; 2 blocks.
-            e.block(8, 8, 0, 1, 0.5 / 8, 2, false, 1, 0, 0, false, 16 + 96 * 3.0 / 64);
+            e.block(8, 8, 0, 1, 0.5 / 8, 2, 1, 1, 0, 0, false, 16 + 96 * 3.0 / 64);
             checkRow(rows[2], e);
         }
     }
@@ -401,7 +404,7 @@ private Q_SLOTS:
             e.arith({10}, {116});
             // No unrolled or vector loop: a block of one iteration of x, one load and one store
             // (1 cycle), 10 of them. Without lanes every load counts as broadcast.
-            e.block(1, 1, 0, 1, 0.5, 10, false, 0, 1, 0, false, 10 + 116 * 3.0 / 64);
+            e.block(1, 1, 0, 1, 0.5, 10, 1, 0, 1, 0, false, 10 + 116 * 3.0 / 64);
             checkRow(rows[0], e);
         }
         {
@@ -417,7 +420,7 @@ private Q_SLOTS:
             e.arith({20}, {40});
             // Reads and writes P[x] (one 'accumulator' that the hot loop x moves): a load and a
             // store per iteration, 1 cycle each, 10 iterations.
-            e.block(1, 1, 1, 1, 0.5, 10, false, 0, 0, 0, false, 10 + 40 * 3.0 / 64);
+            e.block(1, 1, 1, 1, 0.5, 10, 1, 0, 0, 0, false, 10 + 40 * 3.0 / 64);
             checkRow(rows[1], e);
         }
     }
