@@ -42,6 +42,8 @@ model, in the same session), load <= 1.9, conv pure Ansor 256 trials, seconds to
     (99.3%); A: 2 thr 49.5/63.5/- (95.3%), 1 thr 30.7/44.7/- (95.6%)
   final binary: 2 thr 10.9/24.9/- (96.9%), 1 thr 13.8/13.8/43.8 (98.5%); A: 2 thr 52.0/52.0/- (95.2%), 1 thr
     32.5/-/- (92.2%)
+  + accumulator run (final, 00:47-00:53): 2 thr 14.1/14.1/52.1 (98.3%), 1 thr 17.5/17.5/- (97.7%); A: 2 thr
+    33.1/33.1/- (97.8%), 1 thr 33.5/-/- (91.6%)
   mobilenet_v1 2 thr, 1800 trials: both models within 0.94-1.33 of ORT at the checkpoints, but ORT itself read 6.4-9.7
     ms (5.65 ms in stop 30) and a re-benchmark of the same logs swung 6.0-11.5 ms: the host was contended (bench_kernels'
     2-thread peak read 117 GFLOP/s once, 227-230 otherwise), so no network conclusion from this session.
