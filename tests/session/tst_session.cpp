@@ -7,6 +7,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QThread>
@@ -540,10 +541,20 @@ private Q_SLOTS:
         models::FleetModel model;
         QList<session::FleetEvent> events;
         bool stopped = false;
-        // Device 0 is stopped at the first run that starts once both devices have finished an
-        // upload: stopping it at the very first run raced with the tracker's assignment (on a loaded
+        // Device 0 is stopped when a run starts on it once both devices have finished an upload:
+        // stopping it at the very first run raced with the tracker's assignment (on a loaded
         // machine device 1 could start the first run while device 0 had finished nothing, and the
-        // two-device check below then saw one device).
+        // two-device check below then saw one device), and stopping it at a run of device 1 could
+        // hit device 0 between two candidates, when no measurement notices the loss. Its address
+        // is the one its log says it bound to.
+        QString device0;
+        {
+            QFile f(fleet.last()[0].value<QList<session::FleetDeviceRow>>().value(0).log);
+            QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(f.fileName()));
+            const auto m = QRegularExpression(QStringLiteral("bind to (\\S+)")).match(QString::fromUtf8(f.readAll()));
+            QVERIFY2(m.hasMatch(), qPrintable(f.fileName()));
+            device0 = m.captured(1);
+        }
         QSet<QString> uploaded;
         connect(&s, &TuningSession::fleetEventsAvailable, this, [&](const QList<session::FleetEvent>& batch) {
             QCOMPARE(QThread::currentThread(), thread());
@@ -552,7 +563,7 @@ private Q_SLOTS:
             for (const auto& e : batch) {
                 if (e.kind == session::FleetEvent::Finished && e.phase == session::FleetEvent::Upload) uploaded.insert(e.device);
                 if (!stopped && uploaded.size() == 2 && e.kind == session::FleetEvent::Started &&
-                    e.phase == session::FleetEvent::Run) {
+                    e.phase == session::FleetEvent::Run && e.device == device0) {
                     stopped = true;
                     monitor.stopDevice(0);
                 }
