@@ -39,8 +39,9 @@
 ///              efficiency of the block (its vector FMAs / 2 over its estimated cycles), hot-loop
 ///              extent, accumulator run (iterations of the serial loops from the hot loop outwards
 ///              that leave the stored element in place: an accumulator is loaded and stored once
-///              per run, in registers in between), number of loaded buffers read contiguously / broadcast / strided along
-///              the vector lanes, whether the store is contiguous, and last (kCyclesFeature) the
+///              per run, in registers in between), number of loaded buffers read contiguously /
+///              broadcast / strided along the vector lanes (in a block without lanes every load
+///              counts as broadcast), whether the store is contiguous, and last (kCyclesFeature) the
 ///              estimated cycles of the store on the busiest core: cycles per block x blocks, the
 ///              parallel loops split in whole chunks over `numCores`. Cycles per block are those of
 ///              a core with two 8-float FMA pipes, two load ports and one store port (Zen 4,
@@ -48,8 +49,9 @@
 ///              cost a load and a store each. Added to them, the cache refills: for L1 (32 KiB, 64
 ///              B/cycle from L2) and L2 (1 MiB, 32 B/cycle from L3), the innermost loop whose
 ///              footprint (bytes its whole range touches, as group 3 counts them) exceeds the cache
-///              refills its body's footprint in every iteration; at least the whole footprint once. Why: TVM's features describe memory traffic per
-///              buffer but not what the register block does, which is what separates the fast
+///              refills its body's footprint in every iteration; at least the whole footprint once.
+///              Why: TVM's features describe memory traffic per buffer but not what the register
+///              block does, which is what separates the fast
 ///              schedules of a compute-bound kernel (on our conv logs, held-out pairwise accuracy
 ///              of the model rose from 0.66 to 0.71 and online from 0.54 to 0.68), and their cycle
 ///              estimate ranks untrained states better than chance (estimatedCycles below).

@@ -14,8 +14,9 @@
 /// random; we predict with the analytic estimate of feature.h (estimatedCycles: the register
 /// block's FMA/load/store cycles, the parallel split) unless `warmup` is Random. On resnet-18's
 /// conv (pure Ansor, 2 threads) the first round's best went from 79-86% to 95-97% of peak. After
-/// warm-up the trees learn the residual of that estimate (`analyticPrior`). Features are cached per state; extraction runs on the engine thread pool
-/// (support/thread_pool.h), XGBoost's own training on `numThreads` OpenMP threads.
+/// warm-up the trees learn the residual of that estimate (`analyticPrior`). Features are cached per
+/// state; extraction runs on the engine thread pool (support/thread_pool.h), XGBoost's own training
+/// on `numThreads` OpenMP threads.
 
 #include <functional>
 #include <map>
