@@ -195,6 +195,17 @@ struct LoopNestWalker {
     std::vector<int64_t> unrollPragma;
     std::vector<std::pair<lower::Buffer, double>> allocs;  // (buffer, outer loop product at allocation)
 
+    // Calls fn(buffer, indices) for every load in `value` of a buffer the function binds or allocates.
+    template <class Fn>
+    void forEachLoad(const te::Expr& value, Fn&& fn) const {
+        te::postOrderVisit(value, [&](const te::Expr& x) {
+            auto* l = x.as<te::LoadNode>();
+            if (!l) return;
+            auto it = keyToBuffer.find(l->op.get());
+            if (it != keyToBuffer.end()) fn(it->second, l->indices);
+        });
+    }
+
     static double prodOf(const std::vector<LoopInfo>& ls) {
         double p = 1;
         for (const auto& l : ls) p *= double(l.extent);
@@ -258,19 +269,15 @@ struct Extractor : LoopNestWalker<Extractor> {
     // TVM BufferAccessExtractor: the store's buffer as Write, then every load of the value.
     std::vector<Access> accessesOf(const lower::BufferStoreNode* st) const {
         std::vector<Access> acc{{st->buffer, kWrite, {st->indices}}};
-        te::postOrderVisit(st->value, [&](const te::Expr& x) {
-            auto* l = x.as<te::LoadNode>();
-            if (!l) return;
-            auto it = keyToBuffer.find(l->op.get());
-            if (it == keyToBuffer.end()) return;
-            auto a = std::find_if(acc.begin(), acc.end(), [&](const Access& y) { return y.buf == it->second; });
+        forEachLoad(st->value, [&](const lower::Buffer& buf, const std::vector<te::Expr>& indices) {
+            auto a = std::find_if(acc.begin(), acc.end(), [&](const Access& y) { return y.buf == buf; });
             if (a == acc.end()) {
-                acc.push_back({it->second, kRead, {}});
+                acc.push_back({buf, kRead, {}});
                 a = acc.end() - 1;
             } else if (a->type == kWrite) {
                 a->type = kReadWrite;
             }
-            if (a->type != kReadWrite) a->indices.push_back(l->indices);
+            if (a->type != kReadWrite) a->indices.push_back(indices);
         });
         return acc;
     }
@@ -556,14 +563,10 @@ struct BlockExtractor : LoopNestWalker<BlockExtractor> {
         };
         // Loads of the value, grouped per buffer (indices of every read).
         std::vector<std::pair<lower::Buffer, std::vector<std::vector<te::Expr>>>> reads;
-        te::postOrderVisit(st->value, [&](const te::Expr& x) {
-            auto* l = x.as<te::LoadNode>();
-            if (!l) return;
-            auto it = keyToBuffer.find(l->op.get());
-            if (it == keyToBuffer.end()) return;
-            auto r = std::find_if(reads.begin(), reads.end(), [&](const auto& y) { return y.first == it->second; });
-            if (r == reads.end()) reads.push_back({it->second, {}}), r = reads.end() - 1;
-            r->second.push_back(l->indices);
+        forEachLoad(st->value, [&](const lower::Buffer& buf, const std::vector<te::Expr>& indices) {
+            auto r = std::find_if(reads.begin(), reads.end(), [&](const auto& y) { return y.first == buf; });
+            if (r == reads.end()) reads.push_back({buf, {}}), r = reads.end() - 1;
+            r->second.push_back(indices);
         });
         OpCounts oc;
         countOps(st->value, oc);

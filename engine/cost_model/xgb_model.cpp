@@ -47,6 +47,10 @@ double XGBModel::analyticScore(const search::SearchTask& task, const std::vector
     return std::min(1.0, flops / std::max(1.0, estimatedCycles(rows) * peakFlopPerCycle));
 }
 
+double XGBModel::priorWeight() const {
+    return m_params.objective == XGBModelParams::Objective::PackSumPairwise ? m_params.priorScale : 1.0;
+}
+
 XGBModel::~XGBModel() {
     if (m_booster) XGBoosterFree(m_booster);
 }
@@ -65,7 +69,7 @@ std::vector<std::vector<float>> XGBModel::features(const search::SearchTask& tas
             rows = extractPerStoreFeatures(m_lowerer(task, state), task.hardware.cacheLineBytes, &gpu);
         } else {
             rows = extractPerStoreFeatures(m_lowerer(task, state), task.hardware.cacheLineBytes, nullptr,
-                                           std::max(1, task.hardware.numCores));
+                                           task.hardware.numCores);
         }
     } catch (const std::exception&) {
         rows.clear();  // TVM: a state whose features cannot be extracted scores -inf
@@ -174,7 +178,7 @@ void XGBModel::train() {
         }
     }
     std::vector<double> sampleGrad(m_samples.size()), sampleHess(m_samples.size());
-    const double priorWeight = m_params.objective == XGBModelParams::Objective::PackSumPairwise ? m_params.priorScale : 1.0;
+    const double priorWeight = this->priorWeight();
     const int rounds = m_params.objective == XGBModelParams::Objective::PackSumPairwise
                            ? std::min(m_params.numBoostRound, m_params.pairwiseRounds)
                            : m_params.numBoostRound;
@@ -264,11 +268,9 @@ std::vector<float> XGBModel::predict(const search::SearchTask& task, const std::
     const float* pred = nullptr;
     check(XGBoosterPredict(m_booster, dm.h, 1, 0, 0, &len, &pred), "predict");
     for (bst_ulong r = 0; r < len; ++r) scores[size_t(pack[r])] += pred[r];
-    if (m_params.analyticPrior) {
-        const double w = m_params.objective == XGBModelParams::Objective::PackSumPairwise ? m_params.priorScale : 1.0;
+    if (m_params.analyticPrior)
         for (size_t i = 0; i < scores.size(); ++i)
-            if (!rows[i].empty()) scores[i] += float(w * analyticScore(task, rows[i]));
-    }
+            if (!rows[i].empty()) scores[i] += float(priorWeight() * analyticScore(task, rows[i]));
     if (m_params.objective == XGBModelParams::Objective::PackSumPairwise)
         for (size_t i = 0; i < scores.size(); ++i)
             if (!rows[i].empty()) scores[i] = 1.0f / (1.0f + std::exp(-scores[i]));

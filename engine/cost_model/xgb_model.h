@@ -107,6 +107,8 @@ private:
     /// The analytic estimate as a score: estimated fraction of the FMA peak, in (0, 1].
     static double analyticScore(const search::SearchTask& task, const std::vector<std::vector<float>>& rows);
     void train();
+    /// The prior's weight in a pack-sum: priorScale under the pairwise loss, else 1.
+    double priorWeight() const;
     /// Appends a feature row to a DMatrix buffer (group 6 zeroed under tvmFeaturesOnly).
     void appendRow(std::vector<float>& data, const std::vector<float>& row) const;
     /// Extracts the features of `measured` (in parallel) and appends them to the training data.
