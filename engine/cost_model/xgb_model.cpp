@@ -55,14 +55,33 @@ XGBModel::~XGBModel() {
     if (m_booster) XGBoosterFree(m_booster);
 }
 
+size_t XGBModel::rowsBytes(const Rows& rows) {
+    size_t b = sizeof(Rows) + 64;  // the vector and the map node
+    for (const auto& r : rows) b += sizeof(r) + r.capacity() * sizeof(float);
+    return b;
+}
+
+size_t XGBModel::cachedFeatureBytes() const {
+    std::lock_guard<std::mutex> lock(m_cacheMutex);
+    return m_cache.youngBytes + m_cache.oldBytes;
+}
+
 std::vector<std::vector<float>> XGBModel::features(const search::SearchTask& task, const State& state) {
-    std::string key = task.workloadKey + "\n" + state.toStr();
+    const uint64_t key = std::hash<std::string>{}(state.toStr()) * 0x9E3779B97F4A7C15ull ^ std::hash<std::string>{}(task.workloadKey);
     {
         std::lock_guard<std::mutex> lock(m_cacheMutex);
-        auto it = m_cache.find(key);
-        if (it != m_cache.end()) return it->second;
+        auto& c = m_cache;
+        if (auto it = c.young.find(key); it != c.young.end()) return it->second;
+        if (auto it = c.old.find(key); it != c.old.end()) {
+            Rows rows = std::move(it->second);
+            const size_t b = rowsBytes(rows);
+            c.old.erase(it);
+            c.oldBytes -= std::min(c.oldBytes, b);
+            c.youngBytes += b;
+            return c.young.emplace(key, std::move(rows)).first->second;
+        }
     }
-    std::vector<std::vector<float>> rows;
+    Rows rows;
     try {
         if (search::isGpuTask(task)) {
             const GpuStoreContext gpu = gpuStoreContext(state);
@@ -74,8 +93,16 @@ std::vector<std::vector<float>> XGBModel::features(const search::SearchTask& tas
     } catch (const std::exception&) {
         rows.clear();  // TVM: a state whose features cannot be extracted scores -inf
     }
+    const size_t b = rowsBytes(rows);
     std::lock_guard<std::mutex> lock(m_cacheMutex);
-    m_cache.emplace(std::move(key), rows);
+    auto& c = m_cache;
+    if (c.young.emplace(key, rows).second) c.youngBytes += b;
+    if (c.youngBytes > (m_params.featureCacheMiB << 20) / 2) {
+        c.old = std::move(c.young);
+        c.oldBytes = c.youngBytes;
+        c.young.clear();
+        c.youngBytes = 0;
+    }
     return rows;
 }
 
