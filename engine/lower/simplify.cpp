@@ -83,36 +83,44 @@ struct Linear {
     }
 };
 
-Linear toLinear(const Expr& e) {
-    Linear l;
-    l.t = e.dtype();
+// Adds k * e to l, flattening sums and constant multiples in place (no intermediate Linear).
+void accumulateLinear(Linear& l, const Expr& e, int64_t k) {
     int64_t v;
     if (te::isConstInt(e, &v)) {
-        l.c = v;
-        return l;
+        l.c += v * k;
+        return;
     }
     switch (e.kind()) {
         case ExprKind::Add:
-            l.add(toLinear(bin(e)->a), 1);
-            l.add(toLinear(bin(e)->b), 1);
-            return l;
+            accumulateLinear(l, bin(e)->a, k);
+            accumulateLinear(l, bin(e)->b, k);
+            return;
         case ExprKind::Sub:
-            l.add(toLinear(bin(e)->a), 1);
-            l.add(toLinear(bin(e)->b), -1);
-            return l;
+            accumulateLinear(l, bin(e)->a, k);
+            accumulateLinear(l, bin(e)->b, -k);
+            return;
         case ExprKind::Mul:
             if (te::isConstInt(bin(e)->b, &v)) {
-                l.add(toLinear(bin(e)->a), v);
-                return l;
+                accumulateLinear(l, bin(e)->a, k * v);
+                return;
             }
             if (te::isConstInt(bin(e)->a, &v)) {
-                l.add(toLinear(bin(e)->b), v);
-                return l;
+                accumulateLinear(l, bin(e)->b, k * v);
+                return;
             }
             break;
         default: break;
     }
-    l.addTerm(e, 1);
+    l.addTerm(e, k);
+}
+
+Linear toLinear(const Expr& e) {
+    Linear l;
+    l.t = e.dtype();
+    l.terms.reserve(4);
+    accumulateLinear(l, e, 1);
+    // Terms that cancelled (x - x) are dropped, as merging sub-sums used to drop them.
+    std::erase_if(l.terms, [](const auto& t) { return t.second == 0; });
     return l;
 }
 
