@@ -34,7 +34,7 @@ QList<QCommandLineOption> TuneCommandLine::options() const {
     return net.options() + QList<QCommandLineOption>{target, targetHost, trials, log, resume, strategy, perRound, seed, costModel,
                                                      early, runner, tracker, key, tsv, number, repeat, minRepeat,
                                                      timeout, flush, only, noSeed, pipeline, abandon, screen, screenMs, rejectPreempted,
-                                                     layoutRewrite};
+                                                     slices, layoutRewrite};
 }
 
 tuning::TuningJob TuneCommandLine::job(const QCommandLineParser& p) const {
@@ -117,6 +117,11 @@ tuning::TuningJob TuneCommandLine::job(const QCommandLineParser& p) const {
     r.rejectPreempted = p.isSet(rejectPreempted);
     TB_USER_CHECK(!(r.rejectPreempted && r.cacheFlush == tuning::CacheFlushMode::On))
         << "--reject-preempted does not combine with --cache-flush on (a flushed round is timed whole)";
+    r.slices = p.value(slices).toInt(&ok);
+    TB_USER_CHECK(ok && r.slices >= 1 && r.slices <= 1000)
+        << "--slices must be a whole number from 1 to 1000, got '" << p.value(slices).toStdString() << "'";
+    TB_USER_CHECK(!(r.rejectPreempted && p.isSet(slices) && r.slices > 1))
+        << "--slices does not combine with --reject-preempted (it times its own ~1 ms slices)";
     return j;
 }
 
@@ -158,6 +163,7 @@ QStringList TuneCommandLine::arguments(const tuning::TuningJob& j) {
     if (r.screenFactor != d.runner.screenFactor) a << QStringLiteral("--screen") << QString::number(r.screenFactor, 'g', 17);
     if (r.screenMs != d.runner.screenMs) a << QStringLiteral("--screen-ms") << QString::number(r.screenMs, 'g', 17);
     if (r.rejectPreempted) a << QStringLiteral("--reject-preempted");
+    if (r.slices != d.runner.slices) a << QStringLiteral("--slices") << QString::number(r.slices);
 
     a << QStringLiteral("--log") << str(j.logPath);
     if (j.resume) a << QStringLiteral("--resume");

@@ -86,6 +86,12 @@ struct TuneCommandLine {
     QCommandLineOption rejectPreempted{QStringLiteral("reject-preempted"),
                                        QStringLiteral("Local CPU runner: time only the ~1 ms slices in which no thread of "
                                                       "the measuring process was preempted (shared, loaded machines).")};
+    QCommandLineOption slices{QStringLiteral("slices"),
+                              QStringLiteral("Local CPU runner: a round's result is the fastest of N slices of "
+                                             "min_repeat_ms, at the same timing budget; helps against interference "
+                                             "shorter than a slice (default 1: the mean over the round, as TVM). Not "
+                                             "with --reject-preempted."),
+                              QStringLiteral("N"), QStringLiteral("1")};
     QCommandLineOption layoutRewrite{
         QStringLiteral("layout-rewrite"),
         QStringLiteral("TVM layout_rewrite_option of the tasks: 2 times each kernel with its weights already in the "

@@ -76,6 +76,7 @@ tuning::TuningJob engineJob(const TuningJob& j) {
     r.screenFactor = j.screenFactor;
     r.screenMs = j.screenMs;
     r.rejectPreempted = j.rejectPreempted;
+    r.slices = j.slices;
     r.trackerRetryTimeoutS = j.trackerRetryTimeoutS;
 
     e.logPath = sstr(j.logPath);
@@ -121,6 +122,7 @@ TuningJob sessionJob(const tuning::TuningJob& e) {
     j.screenFactor = r.screenFactor;
     j.screenMs = r.screenMs;
     j.rejectPreempted = r.rejectPreempted;
+    j.slices = r.slices;
     j.trackerRetryTimeoutS = r.trackerRetryTimeoutS;
 
     j.logPath = qstr(e.logPath);

@@ -254,6 +254,7 @@ struct TuningJob {
     double screenFactor = 1.2;   ///< --screen (RunnerConfig::screenFactor); no control in the window
     double screenMs = 10;        ///< --screen-ms (RunnerConfig::screenMs); no control in the window
     bool rejectPreempted = false;  ///< --reject-preempted (RunnerConfig::rejectPreempted); no control in the window
+    int slices = 1;              ///< --slices (RunnerConfig::slices); no control in the window
     /// --layout-rewrite (tuning::TuningJob::layoutRewrite): 0 or 2; -1 = the target's default (2 on
     /// CPUs, 0 on GPUs); no control in the window
     int layoutRewrite = -1;

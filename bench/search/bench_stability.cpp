@@ -16,6 +16,8 @@
 //   r5/mean    repeat 5 x 20 ms, number 1, mean of the 5 rounds (TVM's np.mean(costs) with repeat 5)
 //   r5/med     the same timings, their median;  r5/min: their minimum
 //   r10/...    repeat 10 x 10 ms
+//   s5         repeat 1 x 100 ms, its result the fastest of 5 slices of 20 ms (TimerOptions::slices,
+//              `tune --slices 5`: the statistic of r5/min at the budget of tvm)
 //   clean      repeat 1 x 100 ms counting only the slices in which no thread of the worker was
 //              preempted (TimerOptions::rejectPreempted, timer.h); clean5/...: 5 x 20 ms of those.
 // All policies spend about the same 100 ms per state. For each policy the table gives, over the
@@ -117,6 +119,7 @@ struct Setting {
     double minRepeatMs;
     bool rejectPreempted = false;
     int number = 3;
+    int slices = 1;
 };
 
 Setting settingNamed(const std::string& n) {
@@ -125,7 +128,8 @@ Setting settingNamed(const std::string& n) {
     if (n == "r10") return {n, 10, 10, false, 1};
     if (n == "clean") return {n, 1, 100, true};
     if (n == "clean5") return {n, 5, 20, true, 1};
-    usage(("unknown setting " + n + " (tvm, r5, r10, clean, clean5)").c_str());
+    if (n == "s5") return {n, 1, 100, false, 3, 5};
+    usage(("unknown setting " + n + " (tvm, r5, r10, clean, clean5, s5)").c_str());
 }
 
 double mean(const std::vector<double>& v) {
@@ -230,6 +234,7 @@ int main(int argc, char** argv) try {
         ro.minRepeatMs = s.minRepeatMs;
         ro.number = s.number;
         ro.rejectPreempted = s.rejectPreempted;
+        ro.slices = s.slices;
         ro.numThreads = o.threads;
         runners[s.name] = std::make_unique<measure::LocalRunner>(ro);
     }
@@ -299,8 +304,9 @@ int main(int argc, char** argv) try {
             }
             ratio = medianOf(r);
         }
-        char setting[32];
-        std::snprintf(setting, sizeof(setting), "%d x %g ms%s", s.repeat, s.minRepeatMs, s.rejectPreempted ? " clean" : "");
+        char setting[40];
+        std::snprintf(setting, sizeof(setting), "%d x %g ms%s", s.repeat, s.minRepeatMs,
+                      s.rejectPreempted ? " clean" : s.slices > 1 ? (" / " + std::to_string(s.slices) + " fastest").c_str() : "");
         std::printf("%-11s %-22s %8.2f%% %8.2f%% %4d/%-4zu %11.3f %13.1f %11s\n", p.name.c_str(), setting,
                     100 * medianOf(cvs), 100 * quantile(cvs, 0.9), within, cvs.size(), medianOf(spread),
                     1e3 * wall[p.setting] / measurements, ratio > 0 ? std::to_string(ratio).substr(0, 5).c_str() : "-");

@@ -136,6 +136,7 @@ MeasureResult LocalRunner::runOne(const codegen::CompiledKernel& kernel, const C
     req.timer.abandonAboveS = abandonAboveS;
     req.timer.screenMs = screenAboveS > 0 ? m_options.screenMs : 0;
     req.timer.screenAboveS = screenAboveS;
+    req.timer.slices = m_options.slices;
     req.flushCache = cacheFlush.value_or(m_options.enableCpuCacheFlush);
     req.seed = m_options.seed;
     if (check) {

@@ -40,6 +40,9 @@ struct RunnerOptions {
     /// How long the screening part of a measurement lasts (ms; timer.h TimerOptions::screenMs); it
     /// applies to candidates whose MeasureInput::screenAboveS is set.
     double screenMs = 10;
+    /// Time each round as the fastest of this many slices (timer.h TimerOptions::slices; 1 = TVM's
+    /// mean over the round). Not with rejectPreempted.
+    int slices = 1;
     int numThreads = 0;               ///< worker thread-pool size (TB_NUM_THREADS); 0 = all cores
     uint64_t seed = 0;                ///< random input seed
     /// Worker executable; empty = $TB_WORKER_PATH, else the tunebench-worker built with the engine,

@@ -99,27 +99,58 @@ std::vector<double> timeEvaluateRounds(const std::function<double(int number)>& 
         double durationMs = 0;
         bool timed = false;
         if (o.extendShortRound) {
-            durationMs = timedRound(number);
-            int calls = number;
             // A clock that never advances would double the calls forever: stop at 2^30 calls.
-            auto extendTo = [&](double targetMs) {
-                while (durationMs < targetMs && calls < (1 << 30)) {
+            auto extendTo = [&](double& ms, int& calls, double targetMs) {
+                while (ms < targetMs && calls < (1 << 30)) {
                     // Per call so far; a clock that read 0 (a coarse device timer) doubles the calls.
-                    const double perCall = durationMs / calls;
-                    const double need = perCall > 0 ? std::ceil((targetMs - durationMs) / perCall) : double(calls);
+                    const double perCall = ms / calls;
+                    const double need = perCall > 0 ? std::ceil((targetMs - ms) / perCall) : double(calls);
                     const int more = int(std::clamp(need, 1.0, double((1 << 30) - calls)));
-                    durationMs += timedRound(more);
+                    ms += timedRound(more);
                     calls += more;
                 }
             };
-            if (i == 0 && o.screenMs > 0 && o.screenAboveS > 0) {
-                extendTo(std::min(o.screenMs, o.minRepeatMs));
-                const double perCallS = durationMs / 1e3 / calls;
-                if (perCallS > o.screenAboveS) return {perCallS};
+            const int slices = std::max(1, o.slices);
+            const double sliceMs = o.minRepeatMs / slices;
+            // Round 0 is screened on its first screenMs (its first slice when sliced).
+            auto screened = [&](double ms, int calls) {
+                return i == 0 && o.screenMs > 0 && o.screenAboveS > 0 && ms / 1e3 / calls > o.screenAboveS;
+            };
+            if (slices == 1) {
+                durationMs = timedRound(number);
+                int calls = number;
+                if (i == 0 && o.screenMs > 0 && o.screenAboveS > 0) {
+                    extendTo(durationMs, calls, std::min(o.screenMs, o.minRepeatMs));
+                    if (screened(durationMs, calls)) return {durationMs / 1e3 / calls};
+                }
+                extendTo(durationMs, calls, o.minRepeatMs);
+                number = calls;  // the next rounds start where this one ended, as TVM's grown number does
+                out.push_back(durationMs / 1e3 / calls);
+            } else {
+                // Fastest slice (TimerOptions::slices): slices of >= sliceMs each, the preprocess
+                // before each, until the round has lasted minRepeatMs and made at least `number`
+                // calls (what one TVM round costs); the result is the smallest time per call of a slice.
+                double best = 0, totalMs = 0;
+                // The first slice starts from one call (the calls per slice are not known yet), a later
+                // round from the previous round's last slice.
+                int totalCalls = 0, calls = i > 0 ? number : 0;
+                for (int k = 0; totalMs < o.minRepeatMs || totalCalls < o.number; ++k) {
+                    if (k > 0 && preprocess) preprocess();
+                    int c = std::max(1, calls);  // the previous slice's calls lasted about sliceMs
+                    double ms = timedRound(c);
+                    if (k == 0 && i == 0 && o.screenMs > 0 && o.screenAboveS > 0) {
+                        extendTo(ms, c, std::min(o.screenMs, sliceMs));
+                        if (screened(ms, c)) return {ms / 1e3 / c};
+                    }
+                    extendTo(ms, c, sliceMs);
+                    best = k == 0 ? ms / c : std::min(best, ms / c);
+                    totalMs += ms;
+                    totalCalls += c;
+                    calls = c;
+                }
+                number = calls;
+                out.push_back(best / 1e3);
             }
-            extendTo(o.minRepeatMs);
-            number = calls;  // the next rounds start where this one ended, as TVM's grown number does
-            out.push_back(durationMs / 1e3 / calls);
             if (o.cooldownIntervalMs > 0 && o.repeatsToCooldown > 0 && i % o.repeatsToCooldown == 0)
                 std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(o.cooldownIntervalMs));
             continue;

@@ -86,6 +86,7 @@ std::string encode(const RunRequest& r) {
     w.pod<double>(r.timer.abandonAboveS);
     w.pod<double>(r.timer.screenMs);
     w.pod<double>(r.timer.screenAboveS);
+    w.pod<int32_t>(r.timer.slices);
     w.pod<uint8_t>(r.flushCache);
     w.pod<uint64_t>(r.seed);
     w.pod<uint8_t>(r.hasCheck);
@@ -116,6 +117,7 @@ RunRequest decodeRequest(const std::string& payload) {
     r.timer.abandonAboveS = rd.pod<double>();
     r.timer.screenMs = rd.pod<double>();
     r.timer.screenAboveS = rd.pod<double>();
+    r.timer.slices = rd.pod<int32_t>();
     r.flushCache = rd.pod<uint8_t>();
     r.seed = rd.pod<uint64_t>();
     r.hasCheck = rd.pod<uint8_t>();

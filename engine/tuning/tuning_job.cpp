@@ -123,6 +123,8 @@ std::unique_ptr<measure::ProgramRunner> makeRunner(const RunnerConfig& rc, const
     measure::RunnerOptions o;
     setTiming(o, rc);
     o.rejectPreempted = rc.rejectPreempted;
+    TB_USER_CHECK(rc.slices >= 1 && rc.slices <= 1000) << "the number of timing slices must be 1..1000, got " << rc.slices;
+    o.slices = rc.rejectPreempted ? 1 : rc.slices;
     TB_USER_CHECK(rc.screenMs > 0) << "the screening time must be > 0 ms, got " << rc.screenMs;
     o.screenMs = rc.screenMs;
     o.seed = seed;
@@ -144,6 +146,8 @@ std::string Tuner::runnerSummary() const {
             extra += buf;
         }
         if (r->options().rejectPreempted) extra += std::string(extra.empty() ? "" : ", ") + "preempted slices rejected";
+        if (r->options().slices > 1)
+            extra += std::string(extra.empty() ? "" : ", ") + "fastest of " + std::to_string(r->options().slices) + " slices";
         return "local sandbox" + (extra.empty() ? std::string() : " (" + extra + ")") + ": " +
                timingSummary(r->options(), flushSummary(r->options().enableCpuCacheFlush, m_job, m_policies));
     }

@@ -89,6 +89,9 @@ struct RunnerConfig {
     /// Local CPU runner: count only the timing slices in which no worker thread was preempted
     /// (timer.h TimerOptions::rejectPreempted). Tasks whose policy flushes the caches are timed whole.
     bool rejectPreempted = false;
+    /// Local CPU runner: each round's result is the fastest of this many slices of min_repeat_ms
+    /// (timer.h TimerOptions::slices, which gives the measurements; 1 = TVM's mean over the round).
+    int slices = 1;
     bool operator==(const RunnerConfig&) const = default;
 };
 

@@ -13,6 +13,7 @@
 #include "engine/measure/builder.h"
 #include "engine/measure/local_runner.h"
 #include "engine/measure/timer.h"
+#include "engine/measure/worker_protocol.h"
 #include "engine/support/error.h"
 #include "tests/engine/test_measure_util.h"
 
@@ -155,6 +156,83 @@ private Q_SLOTS:
         const auto passed = measure::timeEvaluateRounds(round, o);
         QCOMPARE(passed, plain);
         QCOMPARE(calls, plainCalls);
+    }
+
+    void testTimerFastestSlice() {
+        // A fake clock: 1 ms per call, but 2 ms while "another process holds the core", which it does
+        // for the first 30 calls of every 100. TVM's round (slices 1) is the mean over its 100 ms,
+        // 1.43 ms per call. Five slices of 20 ms: the first ones slow, then 20-call slices at 1 ms
+        // per call, the result. The budget is the same minimum of 100 ms.
+        int calls = 0;
+        auto round = [&](int n) {
+            double ms = 0;
+            for (int k = 0; k < n; ++k, ++calls) ms += (calls % 100) < 30 ? 2.0 : 1.0;
+            return ms;
+        };
+        measure::TimerOptions o;
+        o.number = 3;
+        o.repeat = 1;
+        o.minRepeatMs = 100;
+        auto mean = measure::timeEvaluateRounds(round, o);
+        QCOMPARE(mean.size(), size_t(1));
+        // 3 calls (6 ms), extended by 47 (27 slow, 20 fast: 80 ms), then 13, 5 and 2 fast: 100 ms.
+        QCOMPARE(calls, 70);
+        QCOMPARE(mean[0], 100e-3 / 70);
+        o.slices = 5;
+        calls = 0;
+        auto sliced = measure::timeEvaluateRounds(round, o);
+        QCOMPARE(sliced.size(), size_t(1));
+        QCOMPARE(sliced[0], 1e-3);
+        QVERIFY2(calls < 90, qPrintable(QString::number(calls)));  // the round stops at 100 ms
+        // A kernel slower than a slice (30 ms per call): one call per slice, at least `number` calls,
+        // and the result is the fastest call; its cost is the mean's (4 calls to reach 100 ms).
+        int slowCalls = 0;
+        auto slow = [&](int n) {
+            double ms = 0;
+            for (int k = 0; k < n; ++k, ++slowCalls) ms += slowCalls == 2 ? 29.0 : 30.0;
+            return ms;
+        };
+        o.slices = 1;
+        auto slowMean = measure::timeEvaluateRounds(slow, o);
+        const int meanCalls = slowCalls;
+        slowCalls = 0;
+        o.slices = 5;
+        auto slowSliced = measure::timeEvaluateRounds(slow, o);
+        QCOMPARE(slowCalls, meanCalls);
+        QCOMPARE(slowSliced[0], 29e-3);
+        QVERIFY(slowMean[0] > 29.5e-3);
+        // Screening applies to the first slice: 10 ms at 1 ms per call, then stop above 0.5 ms.
+        o.screenMs = 10;
+        o.screenAboveS = 0.5e-3;
+        calls = 50;  // in the fast part of the fake core
+        auto screened = measure::timeEvaluateRounds(round, o);
+        QCOMPARE(screened.size(), size_t(1));
+        QCOMPARE(screened[0], 1e-3);
+        QCOMPARE(calls, 60);
+    }
+
+    void testRunnerTimesTheFastestSliceInTheWorker() {
+        // TimerOptions::slices crosses the worker protocol, and a real run of a kernel of ~0.2 ms in
+        // 5 slices of 6 ms gives one cost per round, the fastest slice's, close to the same kernel's
+        // mean over whole 30 ms rounds.
+        measure::detail::RunRequest req;
+        req.timer.slices = 5;
+        QCOMPARE(measure::detail::decodeRequest(measure::detail::encode(req)).timer.slices, 5);
+        measure::LocalBuilder builder(codegen::Target::host());
+        measure::RunnerOptions ro = fastOptions();
+        ro.minRepeatMs = 30;
+        ro.repeat = 3;
+        std::vector<measure::MeasureInput> b{input(dependentAdds(200000))};
+        const auto built = builder.build(b);
+        measure::LocalRunner whole(ro);
+        ro.slices = 5;
+        measure::LocalRunner sliced(ro);
+        const auto w = whole.run(b, built), s = sliced.run(b, built);
+        QVERIFY(w[0].ok() && s[0].ok());
+        QCOMPARE(s[0].costs.size(), size_t(3));
+        const double wMin = *std::min_element(w[0].costs.begin(), w[0].costs.end());
+        const double sMin = *std::min_element(s[0].costs.begin(), s[0].costs.end());
+        QVERIFY2(sMin < 1.5 * wMin && sMin > 0.5 * wMin, qPrintable(QString::number(sMin / wMin)));
     }
 
     void testRunnerScreensAgainstTheBatchBest() {

@@ -61,6 +61,7 @@ QMap<QString, QString> fields(const tuning::TuningJob& j) {
         {QStringLiteral("screen"), QString::number(j.runner.screenFactor)},
         {QStringLiteral("screenMs"), QString::number(j.runner.screenMs)},
         {QStringLiteral("rejectPreempted"), b(j.runner.rejectPreempted)},
+        {QStringLiteral("slices"), QString::number(j.runner.slices)},
         {QStringLiteral("layoutRewrite"), j.layoutRewrite ? QString::number(int(*j.layoutRewrite)) : QStringLiteral("default")},
         {QStringLiteral("log"), s(j.logPath)},
         {QStringLiteral("resume"), b(j.resume)},
@@ -152,6 +153,8 @@ private Q_SLOTS:
         row("--screen", {QStringLiteral("--screen"), QStringLiteral("1.25")}, {QStringLiteral("screen=1.25")});
         row("--screen-ms", {QStringLiteral("--screen-ms"), QStringLiteral("5")}, {QStringLiteral("screenMs=5")});
         row("--reject-preempted", {QStringLiteral("--reject-preempted")}, {QStringLiteral("rejectPreempted=true")});
+        row("--slices", {QStringLiteral("--slices"), QStringLiteral("3")}, {QStringLiteral("slices=3")});
+        row("--slices 1", {QStringLiteral("--slices"), QStringLiteral("1")}, {});
         row("--layout-rewrite 0", {QStringLiteral("--layout-rewrite"), QStringLiteral("0")}, {QStringLiteral("layoutRewrite=0")});
         row("--layout-rewrite 2", {QStringLiteral("--layout-rewrite"), QStringLiteral("2")}, {QStringLiteral("layoutRewrite=2")});
         row("--log --resume", {QStringLiteral("--log"), QStringLiteral("/tmp/r18.json"), QStringLiteral("--resume")},
@@ -213,6 +216,11 @@ private Q_SLOTS:
                                              << QStringLiteral("--abandon-factor");
         QTest::addRow("screen factor 1") << withBase({QStringLiteral("--screen"), QStringLiteral("1")}) << QStringLiteral("--screen");
         QTest::addRow("screen ms 0") << withBase({QStringLiteral("--screen-ms"), QStringLiteral("0")}) << QStringLiteral("--screen-ms");
+        QTest::addRow("slices 0") << withBase({QStringLiteral("--slices"), QStringLiteral("0")}) << QStringLiteral("--slices must be");
+        QTest::addRow("slices not a number") << withBase({QStringLiteral("--slices"), QStringLiteral("five")}) << QStringLiteral("--slices must be");
+        QTest::addRow("slices with reject-preempted")
+            << withBase({QStringLiteral("--slices"), QStringLiteral("3"), QStringLiteral("--reject-preempted")})
+            << QStringLiteral("--slices does not combine with --reject-preempted");
         QTest::addRow("reject-preempted with flush")
             << withBase({QStringLiteral("--reject-preempted"), QStringLiteral("--cache-flush")}) << QStringLiteral("--reject-preempted");
         QTest::addRow("layout rewrite 1") << withBase({QStringLiteral("--layout-rewrite"), QStringLiteral("1")})
