@@ -47,6 +47,11 @@ model, in the same session), load <= 1.9, conv pure Ansor 256 trials, seconds to
   mobilenet_v1 2 thr, 1800 trials: both models within 0.94-1.33 of ORT at the checkpoints, but ORT itself read 6.4-9.7
     ms (5.65 ms in stop 30) and a re-benchmark of the same logs swung 6.0-11.5 ms: the host was contended (bench_kernels'
     2-thread peak read 117 GFLOP/s once, 227-230 otherwise), so no network conclusion from this session.
+
+Measured 2026-11-30 03:00-03:15 UTC (stop 32: jemalloc, bounded feature cache, in-place linear forms), peak 230-234
+GFLOP/s at 2 threads, load <= 1.9: conv pure Ansor 256 trials, 2 thr: session-start binary 5.34 trials/s, 12.7/12.7/24.7
+s (99.2%); final 5.96 trials/s, 12.2/12.2/- s (97.5%). mobilenet_v1 2 thr, default mode: 8.41 trials/s (1536 in 183 s);
+ours 7.21 / 6.66 / 6.41 ms at 60 / 120 / 180 s against ORT 6.35 / 9.63 / 7.41 ms (ORT moved 50%: contended host).
 """
 import argparse
 import json
