@@ -256,6 +256,11 @@ void XGBModel::train() {
     m_trainedOn = m_samples.size();
 }
 
+bool XGBModel::repeatable(const search::SearchTask& task) const {
+    const bool warm = m_booster && int(m_samples.size()) >= m_params.numWarmupSamples;
+    return warm || (m_params.warmup == XGBModelParams::Warmup::Analytic && !search::isGpuTask(task));
+}
+
 std::vector<float> XGBModel::predict(const search::SearchTask& task, const std::vector<State>& states) {
     std::vector<float> scores(states.size(), 0.0f);
     const bool warm = m_booster && int(m_samples.size()) >= m_params.numWarmupSamples;

@@ -88,6 +88,8 @@ public:
     void updateMany(const std::vector<const search::SearchTask*>& tasks,
                     const std::vector<std::vector<MeasuredState>>& measured) override;
     std::vector<float> predict(const search::SearchTask& task, const std::vector<State>& states) override;
+    /// False during a random warm-up (Warmup::Random, or a GPU task, before numWarmupSamples).
+    bool repeatable(const search::SearchTask& task) const override;
 
     /// Feature rows of a state; empty when lowering fails. Cached: evolutionary search scores the
     /// same state again in later generations and rounds, and measured states were scored before.

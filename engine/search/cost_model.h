@@ -46,6 +46,10 @@ public:
     virtual std::vector<float> predict(const search::SearchTask& task, const std::vector<State>& states) = 0;
     /// True for the random baseline (the search then shortens evolution, as TVM does).
     virtual bool isRandom() const { return false; }
+    /// Whether predict() scores a state of `task` the same in every call until the next update()
+    /// (false while the scores are random draws). The evolutionary search then keeps the score of a
+    /// child copied without mutation instead of scoring it again.
+    virtual bool repeatable(const search::SearchTask& task) const { return !isRandom(); }
 };
 
 /// Uniform random scores in [0, 1) (TVM RandomModel). Seeded.

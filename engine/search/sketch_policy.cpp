@@ -600,37 +600,68 @@ std::vector<State> SketchPolicy::evolutionarySearch(const std::vector<State>& in
     int numIters = m_params.evolutionaryNumIters;
     if (m_model->isRandom() && numIters > 2) numIters = 2;
     const size_t population = size_t(m_params.evolutionaryPopulation);
+    // A child copied without mutation (15% of a generation) keeps its parent's score instead of
+    // being bound-inferred and scored again: the model does not change within a search, so the
+    // score would be the same, and such a copy cannot enter the heap (its parent is in it, or was
+    // rejected or evicted below a bound that only rises). Random scores (TVM's RandomModel, a
+    // random warm-up) are drawn afresh per call, as TVM does, so there every member is scored again.
+    const bool reuseScores = m_model->repeatable(m_task);
+    constexpr float kUnscored = std::numeric_limits<float>::quiet_NaN();
     std::vector<State> now = init, next;
-    using Item = std::pair<State, float>;
-    auto cmp = [](const Item& a, const Item& b) { return a.second > b.second; };
+    std::vector<float> known(now.size(), kUnscored), nextKnown;
+    struct Item {
+        State state;
+        float score;
+        std::string str;
+    };
+    auto cmp = [](const Item& a, const Item& b) { return a.score > b.score; };
     std::vector<Item> heap;
     std::unordered_set<std::string> inHeap(m_measuredSet);
     std::uniform_real_distribution<double> dis(0.0, 1.0);
     for (int k = 0; k <= numIters; ++k) {
-        now = inferAndPrune(now);
-        now.erase(std::remove_if(now.begin(), now.end(), [](const State& s) { return !s.defined(); }), now.end());
-        if (now.empty()) break;
-        std::vector<float> scores = predict(now);
-        for (size_t i = 0; i < now.size(); ++i) {
-            std::string str = now[i].toStr();
-            if (inHeap.count(str)) continue;
+        std::vector<size_t> fresh;
+        for (size_t i = 0; i < now.size(); ++i)
+            if (std::isnan(known[i])) fresh.push_back(i);
+        std::vector<State> freshStates(fresh.size());
+        for (size_t j = 0; j < fresh.size(); ++j) freshStates[j] = now[fresh[j]];
+        freshStates = inferAndPrune(freshStates);
+        const std::vector<float> freshScores = predict(freshStates);
+        std::vector<std::string> strs(fresh.size());
+        forEachIndex(int(fresh.size()), serial(), [&](int j) {
+            if (freshStates[size_t(j)].defined()) strs[size_t(j)] = freshStates[size_t(j)].toStr();
+        });
+        for (size_t j = 0; j < fresh.size(); ++j) {
+            now[fresh[j]] = freshStates[j];
+            known[fresh[j]] = freshStates[j].defined() ? freshScores[j] : -std::numeric_limits<float>::infinity();
+            if (!freshStates[j].defined() || inHeap.count(strs[j])) continue;
             if (int(heap.size()) < outSize) {
-                heap.emplace_back(now[i], scores[i]);
+                heap.push_back({freshStates[j], freshScores[j], strs[j]});
                 std::push_heap(heap.begin(), heap.end(), cmp);
-                inHeap.insert(std::move(str));
-            } else if (scores[i] > heap.front().second) {
-                inHeap.erase(heap.front().first.toStr());
-                inHeap.insert(std::move(str));
+                inHeap.insert(std::move(strs[j]));
+            } else if (freshScores[j] > heap.front().score) {
+                inHeap.erase(heap.front().str);
+                inHeap.insert(strs[j]);
                 std::pop_heap(heap.begin(), heap.end(), cmp);
-                heap.back() = Item(now[i], scores[i]);
+                heap.back() = {freshStates[j], freshScores[j], std::move(strs[j])};
                 std::push_heap(heap.begin(), heap.end(), cmp);
             }
         }
+        // Invalid members leave the population.
+        size_t w = 0;
+        for (size_t i = 0; i < now.size(); ++i)
+            if (now[i].defined()) {
+                now[w] = std::move(now[i]);
+                known[w++] = known[i];
+            }
+        now.resize(w);
+        known.resize(w);
+        if (now.empty()) break;
         if (k == numIters) break;
-        std::vector<double> weights(scores.begin(), scores.end());
+        std::vector<double> weights(known.begin(), known.end());
         std::vector<double> prefix = prefixProbs(weights);
         // Draw parents and mutation decisions serially (deterministic), mutate in parallel.
         next.clear();
+        nextKnown.clear();
         int attempts = 0;
         while (next.size() < population && attempts < 8) {
             size_t want = population - next.size();
@@ -651,18 +682,22 @@ std::vector<State> SketchPolicy::evolutionarySearch(const std::vector<State>& in
                 std::mt19937_64 rng(seeds[size_t(j)]);
                 children[size_t(j)] = mutate(now[parents[size_t(j)]], rng);
             });
-            for (auto& c : children)
-                if (c.defined()) next.push_back(std::move(c));
+            for (size_t j = 0; j < want; ++j) {
+                if (!children[j].defined()) continue;
+                next.push_back(std::move(children[j]));
+                nextKnown.push_back(!doMutate[j] && reuseScores ? known[parents[j]] : kUnscored);
+            }
             ++attempts;
         }
         std::swap(now, next);
+        std::swap(known, nextKnown);
     }
     std::sort(heap.begin(), heap.end(), cmp);
     std::vector<State> best;
     if (outScores) outScores->clear();
-    for (auto& [s, sc] : heap) {
-        best.push_back(s);
-        if (outScores) outScores->push_back(sc);
+    for (auto& item : heap) {
+        best.push_back(item.state);
+        if (outScores) outScores->push_back(item.score);
     }
     return best;
 }

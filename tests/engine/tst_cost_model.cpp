@@ -532,6 +532,35 @@ private Q_SLOTS:
         }
     }
 
+    // Whether a model scores a state the same in every call (the evolutionary search keeps the score
+    // of an unmutated copy only then): the analytic warm-up and a trained model do, random draws
+    // (TVM's warm-up, a GPU task before training, RandomModel) do not.
+    void testRepeatableScores() {
+        auto dag = matmul(64);
+        search::SearchTask cpu = makeTask(dag, "matmul-64");
+        search::SearchTask gpu = cpu;
+        gpu.target = "cuda -keys=cuda,gpu";
+        gpu.hardware = HardwareParams::gpu(49152, 1024, 32);
+        cost_model::XGBModelParams p = oneThread();
+        cost_model::XGBModel analytic(cpuLowerer(), p);
+        QVERIFY(analytic.repeatable(cpu));
+        QVERIFY(!analytic.repeatable(gpu));
+        const State s = tiledMatmul(*dag, 64, 4, 16);
+        QCOMPARE(analytic.predict(cpu, {s, s}), analytic.predict(cpu, {s, s}));
+        p.warmup = cost_model::XGBModelParams::Warmup::Random;
+        cost_model::XGBModel random(cpuLowerer(), p);
+        QVERIFY(!random.repeatable(cpu));
+        QVERIFY(random.predict(cpu, {s})[0] != random.predict(cpu, {s})[0]);  // a fresh draw per call
+        p.numWarmupSamples = 0;
+        cost_model::XGBModel trained(cpuLowerer(), p);
+        std::vector<cost_model::MeasuredState> train;
+        for (int a = 0; a < 5; ++a) train.push_back({tiledMatmul(*dag, 64, int64_t(1) << a, 8), 1e-3 * (1 + a), true});
+        trained.update(cpu, train);
+        QVERIFY(trained.trained());
+        QVERIFY(trained.repeatable(cpu) && trained.repeatable(gpu));
+        QVERIFY(!cost_model::RandomModel(1).repeatable(cpu));
+    }
+
     void testXgbLearnsTileOrdering() {
         const int64_t n = 64;
         auto dag = matmul(n);
