@@ -103,7 +103,8 @@ std::string encode(const RunRequest& r) {
 
 RunRequest decodeRequest(const std::string& payload) {
     Reader rd(payload);
-    TB_CHECK(rd.pod<uint32_t>() == kWorkerMagic) << "bad worker request magic";
+    TB_CHECK(rd.pod<uint32_t>() == kWorkerMagic)
+        << "the measure worker got a request of another protocol version (a tunebench-worker and a caller from different builds?)";
     RunRequest r;
     r.symbol = rd.str();
     r.object = rd.vec<uint8_t>();
@@ -143,7 +144,8 @@ std::string encode(const RunReply& r) {
 
 RunReply decodeReply(const std::string& payload) {
     Reader rd(payload);
-    TB_CHECK(rd.pod<uint32_t>() == kWorkerMagic) << "bad worker reply magic";
+    TB_CHECK(rd.pod<uint32_t>() == kWorkerMagic)
+        << "the measure worker replied in another protocol version (a tunebench-worker and a caller from different builds?)";
     RunReply r;
     r.errorNo = rd.pod<int32_t>();
     r.message = rd.str();

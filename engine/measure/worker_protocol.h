@@ -17,7 +17,9 @@
 
 namespace tb::measure::detail {
 
-inline constexpr uint32_t kWorkerMagic = 0x54425752;  // "TBWR"
+/// "TBW" and the protocol version, which changes with the message layout (2: TimerOptions::slices),
+/// so that a worker and a caller from different builds say so instead of misreading each other.
+inline constexpr uint32_t kWorkerMagic = 0x54425702;
 
 struct RunRequest {
     std::string symbol;

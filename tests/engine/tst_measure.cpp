@@ -3,6 +3,7 @@
 // hang, write out of bounds or compute the wrong answer must each cost exactly one error record,
 // and the runner must keep measuring good candidates afterwards.
 #include <chrono>
+#include <cstring>
 #include <QtTest>
 
 #include <signal.h>
@@ -218,6 +219,16 @@ private Q_SLOTS:
         measure::detail::RunRequest req;
         req.timer.slices = 5;
         QCOMPARE(measure::detail::decodeRequest(measure::detail::encode(req)).timer.slices, 5);
+        // A request of the previous layout (magic "TBWR", no slices) is named as a version mismatch.
+        std::string old = measure::detail::encode(req);
+        const uint32_t v1 = 0x54425752;
+        std::memcpy(old.data(), &v1, sizeof(v1));
+        try {
+            (void)measure::detail::decodeRequest(old);
+            QFAIL("a request of another protocol version was decoded");
+        } catch (const std::exception& e) {
+            QVERIFY2(std::string(e.what()).find("another protocol version") != std::string::npos, e.what());
+        }
         measure::LocalBuilder builder(codegen::Target::host());
         measure::RunnerOptions ro = fastOptions();
         ro.minRepeatMs = 30;
