@@ -256,14 +256,15 @@ void XGBModel::train() {
     m_trainedOn = m_samples.size();
 }
 
+bool XGBModel::warm() const { return m_booster && int(m_samples.size()) >= m_params.numWarmupSamples; }
+
 bool XGBModel::repeatable(const search::SearchTask& task) const {
-    const bool warm = m_booster && int(m_samples.size()) >= m_params.numWarmupSamples;
-    return warm || (m_params.warmup == XGBModelParams::Warmup::Analytic && !search::isGpuTask(task));
+    return warm() || (m_params.warmup == XGBModelParams::Warmup::Analytic && !search::isGpuTask(task));
 }
 
 std::vector<float> XGBModel::predict(const search::SearchTask& task, const std::vector<State>& states) {
     std::vector<float> scores(states.size(), 0.0f);
-    const bool warm = m_booster && int(m_samples.size()) >= m_params.numWarmupSamples;
+    const bool warm = this->warm();
     // Group 6 (and so the analytic estimate) exists for CPU tasks only.
     if (!warm && (m_params.warmup == XGBModelParams::Warmup::Random || search::isGpuTask(task))) {
         // Warm-up: random scores, as TVM does, without paying for feature extraction.

@@ -118,6 +118,8 @@ private:
     /// The analytic estimate as a score: estimated fraction of the FMA peak, in (0, 1].
     static double analyticScore(const search::SearchTask& task, const std::vector<std::vector<float>>& rows);
     void train();
+    /// Past warm-up: a booster exists and numWarmupSamples measurements were made.
+    bool warm() const;
     /// The prior's weight in a pack-sum: priorScale under the pairwise loss, else 1.
     double priorWeight() const;
     /// Appends a feature row to a DMatrix buffer (group 6 zeroed under tvmFeaturesOnly).
