@@ -650,7 +650,7 @@ std::vector<State> SketchPolicy::evolutionarySearch(const std::vector<State>& in
         size_t w = 0;
         for (size_t i = 0; i < now.size(); ++i)
             if (now[i].defined()) {
-                now[w] = std::move(now[i]);
+                if (w != i) now[w] = std::move(now[i]);
                 known[w++] = known[i];
             }
         now.resize(w);
