@@ -335,6 +335,10 @@ void RpcServer::Impl::serveSession(Socket& s, double timeoutSec, const std::stri
                     }
                 }
                 rep.elapsedSec = std::chrono::duration<double>(Clock::now() - t0).count();
+                // Stopped while the candidate ran: no reply, the session ends as it does when TVM's
+                // rpc_server process is killed, so the client counts the device as lost. A reply
+                // here would let a stop during the last candidate of a batch go unnoticed.
+                if (stopping) break;
                 writeSessionMessage(s.fd(), SessionOp::kOk, toJson(rep), {}, rd, w);
             } else if (m.op == SessionOp::kCall) {
                 CallRequest req;
@@ -355,6 +359,7 @@ void RpcServer::Impl::serveSession(Socket& s, double timeoutSec, const std::stri
                     rep = callError(kErrorNoUnknown, e.what());
                 }
                 if (!rep.result.is_object()) rep = callError(kErrorNoUnknown, "the function returned no result");
+                if (stopping) break;  // stopped during the call: no reply (see kRun)
                 rep.result["elapsed"] = std::chrono::duration<double>(Clock::now() - t0).count();
                 // The call may have outlasted rd: the reply gets its own deadline.
                 writeSessionMessage(s.fd(), SessionOp::kOk, rep.result, rep.blob, deadlineAfterMs(kReplyTimeoutMs), w);

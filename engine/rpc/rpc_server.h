@@ -83,7 +83,9 @@ public:
     /// Binds the listen socket (throws RpcError(kIo) when no port is free; UserError when a tracker
     /// is configured without a key) and starts the server thread. The tracker need not be up yet.
     void start();
-    /// Ends the current session, closes everything and joins the thread. Idempotent.
+    /// Ends the current session, closes everything and joins the thread. A candidate or call that
+    /// is running when stop() comes gets no reply (the client sees the device lost, as with a killed
+    /// TVM rpc_server). Idempotent.
     void stop();
 
     int port() const;
