@@ -110,47 +110,33 @@ std::vector<double> timeEvaluateRounds(const std::function<double(int number)>& 
                     calls += more;
                 }
             };
+            // The round is one slice of minRepeatMs (TVM), or the fastest of `slices` slices
+            // (TimerOptions::slices): slices of >= sliceMs each, the preprocess before each, until the
+            // round has lasted minRepeatMs and made at least `number` calls (what one TVM round costs).
             const int slices = std::max(1, o.slices);
             const double sliceMs = o.minRepeatMs / slices;
-            // Round 0 is screened on its first screenMs (its first slice when sliced).
-            auto screened = [&](double ms, int calls) {
-                return i == 0 && o.screenMs > 0 && o.screenAboveS > 0 && ms / 1e3 / calls > o.screenAboveS;
-            };
-            if (slices == 1) {
-                durationMs = timedRound(number);
-                int calls = number;
-                if (i == 0 && o.screenMs > 0 && o.screenAboveS > 0) {
-                    extendTo(durationMs, calls, std::min(o.screenMs, o.minRepeatMs));
-                    if (screened(durationMs, calls)) return {durationMs / 1e3 / calls};
+            double best = 0, totalMs = 0;
+            // A round starts from `number` calls, as TVM's; the first of several slices from one call
+            // (the calls per slice are not known yet).
+            int totalCalls = 0, calls = i > 0 || slices == 1 ? number : 1;
+            for (int k = 0; totalMs < o.minRepeatMs || totalCalls < o.number; ++k) {
+                if (k > 0 && preprocess) preprocess();
+                int c = calls;  // the previous slice's calls lasted about sliceMs
+                double ms = timedRound(c);
+                if (k == 0 && i == 0 && o.screenMs > 0 && o.screenAboveS > 0) {
+                    // Round 0 is screened on its first screenMs.
+                    extendTo(ms, c, std::min(o.screenMs, sliceMs));
+                    if (ms / 1e3 / c > o.screenAboveS) return {ms / 1e3 / c};
                 }
-                extendTo(durationMs, calls, o.minRepeatMs);
-                number = calls;  // the next rounds start where this one ended, as TVM's grown number does
-                out.push_back(durationMs / 1e3 / calls);
-            } else {
-                // Fastest slice (TimerOptions::slices): slices of >= sliceMs each, the preprocess
-                // before each, until the round has lasted minRepeatMs and made at least `number`
-                // calls (what one TVM round costs); the result is the smallest time per call of a slice.
-                double best = 0, totalMs = 0;
-                // The first slice starts from one call (the calls per slice are not known yet), a later
-                // round from the previous round's last slice.
-                int totalCalls = 0, calls = i > 0 ? number : 0;
-                for (int k = 0; totalMs < o.minRepeatMs || totalCalls < o.number; ++k) {
-                    if (k > 0 && preprocess) preprocess();
-                    int c = std::max(1, calls);  // the previous slice's calls lasted about sliceMs
-                    double ms = timedRound(c);
-                    if (k == 0 && i == 0 && o.screenMs > 0 && o.screenAboveS > 0) {
-                        extendTo(ms, c, std::min(o.screenMs, sliceMs));
-                        if (screened(ms, c)) return {ms / 1e3 / c};
-                    }
-                    extendTo(ms, c, sliceMs);
-                    best = k == 0 ? ms / c : std::min(best, ms / c);
-                    totalMs += ms;
-                    totalCalls += c;
-                    calls = c;
-                }
-                number = calls;
-                out.push_back(best / 1e3);
+                extendTo(ms, c, sliceMs);
+                best = k == 0 ? ms / 1e3 / c : std::min(best, ms / 1e3 / c);  // seconds per call
+                totalMs += ms;
+                totalCalls += c;
+                calls = c;
+                if (c >= (1 << 30)) break;  // a clock that never advances (extendTo's cap)
             }
+            number = calls;  // the next rounds start where this one ended, as TVM's grown number does
+            out.push_back(best);
             if (o.cooldownIntervalMs > 0 && o.repeatsToCooldown > 0 && i % o.repeatsToCooldown == 0)
                 std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(o.cooldownIntervalMs));
             continue;
