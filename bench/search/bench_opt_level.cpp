@@ -111,6 +111,8 @@ int main(int argc, char** argv) {
         };
         std::printf("compile sum (s): O3 %.2f, O%d %.2f; share of the sum in compiles over 0.5 s: O3 %.0f%%, O%d %.0f%%\n",
                     sum(tot3), level, sum(totL), 100 * slowShare(tot3, 0.5), level, 100 * slowShare(totL, 0.5));
+        std::printf("  of which LLVM pipeline / emission (s): O3 %.2f / %.2f, O%d %.2f / %.2f\n", sum(opt3), sum(emit3), level,
+                    sum(optL), sum(emitL));
         if (rounds == 0) return 0;
         measure::RunnerOptions ro;  // tunebench-cli tune's defaults
         measure::LocalRunner runner(ro);

@@ -302,9 +302,15 @@ private:
             // Integer arithmetic is signed and does not wrap (TVM's codegen emits nsw as well):
             // the flags let LLVM's loop analyses (SCEV, indvars) see index expressions as affine
             // at once instead of proving it.
-            case ExprKind::Add: return fl ? m_b.CreateFAdd(a, b) : m_b.CreateNSWAdd(a, b);
+            // Of two operands >= 0 the sum and product do not wrap as unsigned either (nuw). Left
+            // to prove it, IndVarSimplify set the flag on every index add of a loop, invalidating
+            // the scalar evolution of all its users each time: half of the LLVM pipeline's time in
+            // a big register tile (issue 20: compile time).
+            case ExprKind::Add:
+                return fl ? m_b.CreateFAdd(a, b) : m_b.CreateAdd(a, b, "", nonNegative(n->a) && nonNegative(n->b), true);
             case ExprKind::Sub: return fl ? m_b.CreateFSub(a, b) : m_b.CreateNSWSub(a, b);
-            case ExprKind::Mul: return fl ? m_b.CreateFMul(a, b) : m_b.CreateNSWMul(a, b);
+            case ExprKind::Mul:
+                return fl ? m_b.CreateFMul(a, b) : m_b.CreateMul(a, b, "", nonNegative(n->a) && nonNegative(n->b), true);
             case ExprKind::Div:
                 if (fl) return m_b.CreateFDiv(a, b);
                 return positiveConst(n->b) && nonNegative(n->a) ? m_b.CreateUDiv(a, b) : m_b.CreateSDiv(a, b);
