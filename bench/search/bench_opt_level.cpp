@@ -3,7 +3,8 @@
 //
 // For the measured states of a tuning log (`tunebench-cli tune --log`), it takes the `--top` fastest
 // and `--spread` more spread evenly over the rest (slow candidates matter to the search as well),
-// lowers each one, compiles it at -opt-level 3 and at `--level` (LLVM's pipeline and codegen level
+// lowers each one (weights in the layout the schedule reads, when its record says layout_rewrite_option
+// 2, as the tuner measures it), compiles it at -opt-level 3 and at `--level` (LLVM's pipeline and codegen level
 // both follow Target::optLevel), and prints per level the compile time split into LLVM's
 // optimisation pipeline and machine code emission. Then it times both kernels of every state in the
 // sandbox worker (TVM's timer: number 3, min_repeat_ms 100), alternating A B A B for `--rounds`, and
@@ -25,6 +26,7 @@
 #include "engine/measure/local_runner.h"
 #include "engine/record/record_io.h"
 #include "engine/schedule/infer_bound.h"
+#include "engine/schedule/layout_rewrite.h"
 #include "engine/schedule/transform_step.h"
 #include "engine/support/error.h"
 #include "engine/tuning/tuning_job.h"
@@ -90,7 +92,12 @@ int main(int argc, char** argv) {
         for (const auto& r : pick) {
             auto it = dagOf.find(r.task.workloadKey);
             TB_USER_CHECK(it != dagOf.end()) << "a record's workload is not a task of " << network;
-            const auto f = lower::lowerState(it->second, inferBound(replaySteps(it->second, stepsFromJson(r.steps))));
+            // As the tuner's measurer builds it: weights in the layout the schedule reads them when the
+            // record's task says layout_rewrite_option 2 (tuning_job.cpp), else strided reads of a dense
+            // weight compile to gathers the tuner never builds.
+            const State st = inferBound(replaySteps(it->second, stepsFromJson(r.steps)));
+            const LayoutRewrite rw = rewriteLayout(it->second, st, LayoutRewriteOption(r.task.layoutRewriteOption));
+            const auto f = lower::lowerState(rw.dag, rw.state);
             Built b;
             b.o3 = std::make_shared<codegen::CompiledKernel>(codegen::compile(f, t3, co));
             b.o3b = b.o3;
