@@ -10,8 +10,12 @@
 // sandbox worker (TVM's timer: number 3, min_repeat_ms 100), alternating A B A B for `--rounds`, and
 // prints each state's median latencies and their ratio, beside the ratio of two O3 runs (the noise).
 //
-// Usage: bench_opt_level LOG [--network=resnet-18] [--level=1] [--top=8] [--spread=8] [--rounds=3]
+// Usage: bench_opt_level LOG [--network=resnet-18] [--level=1] [--top=8] [--spread=8] [--rounds=3] [--cold]
 // --rounds=0 compiles only (compile-time sums, no timing).
+// --cold: the "low" column times the O3 kernel itself with TVM's CPU cache flush (every argument but
+// the first flushed before each call: number 1, repeat 40), the O3 column warm with the same
+// counts. It shows how much each state loses when its weights arrive from DRAM, as a network's
+// kernels see them (issue 15).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -52,6 +56,7 @@ int main(int argc, char** argv) {
     try {
         std::string log, network = "resnet-18";
         int level = 1, top = 8, spread = 8, rounds = 3;
+        bool cold = false;
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
             auto val = [&](const char* p) { return a.substr(std::string(p).size()); };
@@ -60,10 +65,11 @@ int main(int argc, char** argv) {
             else if (a.rfind("--top=", 0) == 0) top = std::stoi(val("--top="));
             else if (a.rfind("--spread=", 0) == 0) spread = std::stoi(val("--spread="));
             else if (a.rfind("--rounds=", 0) == 0) rounds = std::max(0, std::stoi(val("--rounds=")));
+            else if (a == "--cold") cold = true;
             else if (a.rfind("--", 0) != 0) log = a;
             else TB_USER_ERROR() << "unknown option '" << a << "'";
         }
-        TB_USER_CHECK(!log.empty()) << "usage: bench_opt_level LOG [--network=resnet-18] [--level=1] [--top=8] [--spread=8] [--rounds=3]";
+        TB_USER_CHECK(!log.empty()) << "usage: bench_opt_level LOG [--network=resnet-18] [--level=1] [--top=8] [--spread=8] [--rounds=3] [--cold]";
         TB_USER_CHECK(level >= 0 && level <= 3) << "--level must be 0..3";
         auto contents = record::readMeasureRecords(log);
         std::vector<record::MeasureRecord> ok;
@@ -122,17 +128,22 @@ int main(int argc, char** argv) {
                     sum(optL), sum(emitL));
         if (rounds == 0) return 0;
         measure::RunnerOptions ro;  // tunebench-cli tune's defaults
+        if (cold) ro.number = 1, ro.repeat = 40, ro.minRepeatMs = 0;
         measure::LocalRunner runner(ro);
+        measure::RunnerOptions rf = ro;
+        rf.enableCpuCacheFlush = true;
+        measure::LocalRunner flushRunner(rf);
         for (int round = 0; round < rounds; ++round)
             for (auto& b : built) {
                 auto a = runner.runOne(*b.o3);
-                auto l = runner.runOne(*b.low);
+                auto l = cold ? flushRunner.runOne(*b.o3) : runner.runOne(*b.low);
                 auto a2 = runner.runOne(*b.o3b);
                 b.tO3.push_back(a.ok() ? a.meanCost() : NAN);
                 b.tLow.push_back(l.ok() ? l.meanCost() : NAN);
                 b.tO3b.push_back(a2.ok() ? a2.meanCost() : NAN);
             }
-        std::printf("%-4s %12s %12s %9s %9s\n", "#", "O3 (ms)", "low (ms)", "low/O3", "O3/O3");
+        std::printf("%-4s %12s %12s %9s %9s\n", "#", cold ? "warm (ms)" : "O3 (ms)", cold ? "cold (ms)" : "low (ms)",
+                    cold ? "cold/warm" : "low/O3", "O3/O3");
         double logRatio = 0, logNoise = 0, worst = 0;
         for (size_t i = 0; i < built.size(); ++i) {
             const double a = median(built[i].tO3), l = median(built[i].tLow), a2 = median(built[i].tO3b);
