@@ -27,7 +27,7 @@ struct TaskRow {
     /// Measurement policy (engine/tuning/measure_policy.h): "flush" (caches flushed before each
     /// repeat), "warm", or empty when it does not apply (GPU targets).
     QString cacheFlush;
-    QString cacheFlushReason;  ///< why, e.g. "flush: network weights 46.8 MB > LLC 33.6 MB"
+    QString cacheFlushReason;  ///< why, e.g. "flush: network weights 46.8 MB > LLC/4 8.4 MB"
     bool operator==(const TaskRow&) const = default;
 };
 

@@ -36,9 +36,12 @@ std::string TaskMeasurePolicy::reason() const {
     if (mode != CacheFlushMode::Auto) return verdict + "--cache-flush " + cacheFlushModeName(mode);
     if (llcBytes <= 0) return verdict + "LLC unknown";
     const std::string llc = "LLC " + mb(llcBytes);
+    const std::string quarter = "LLC/4 " + mb(llcBytes / 4);
     if (taskInputBytes > llcBytes) return verdict + "inputs+weights " + mb(taskInputBytes) + " > " + llc;
-    if (networkWeightBytes > llcBytes) return verdict + "network weights " + mb(networkWeightBytes) + " > " + llc;
-    return verdict + "inputs+weights " + mb(taskInputBytes) + ", network weights " + mb(networkWeightBytes) + " <= " + llc;
+    if (networkWeightBytes > llcBytes / 4)
+        return verdict + "network weights " + mb(networkWeightBytes) + " > " + quarter;
+    return verdict + "inputs+weights " + mb(taskInputBytes) + " <= " + llc + ", network weights " +
+           mb(networkWeightBytes) + " <= " + quarter;
 }
 
 TaskMeasurePolicy chooseMeasurePolicy(int64_t taskInputBytes, int64_t networkWeightBytes, CacheFlushMode mode,
@@ -52,7 +55,7 @@ TaskMeasurePolicy chooseMeasurePolicy(int64_t taskInputBytes, int64_t networkWei
         case CacheFlushMode::Off: p.flush = false; break;
         case CacheFlushMode::On: p.flush = true; break;
         case CacheFlushMode::Auto:
-            p.flush = llcBytes > 0 && (taskInputBytes > llcBytes || networkWeightBytes > llcBytes);
+            p.flush = llcBytes > 0 && (taskInputBytes > llcBytes || networkWeightBytes > llcBytes / 4);
             break;
     }
     return p;

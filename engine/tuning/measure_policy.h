@@ -11,9 +11,15 @@
 /// for all tasks. Here `auto` (the default) decides per task from the LLC size (cpu_caches.h):
 ///   - flush when the task's own inputs + weights (te placeholders, measure::dagTraffic) exceed the
 ///     LLC: even alone they cannot stay cached;
-///   - flush when the network's weights together exceed the LLC: between two runs of the task the
-///     other tasks' weights pass through the cache, so its weights arrive cold (resnet-18 above);
-///   - warm otherwise (mobilenet's 17 MB of weights stay in a 32 MB L3 from one run to the next).
+///   - flush when the network's weights together exceed a quarter of the LLC: between two runs of
+///     the task the other tasks' weights and the activations pass through the cache, which other
+///     cores share too (other processes; other tenants on a VM host), so its weights arrive cold.
+///     resnet-18 above; mobilenet_v1 as well, whose 16.9 MB of weights are half of this VM's
+///     33.6 MB L3: its 14x14x512 1x1 conv lost 67-80 us a call in the network, what it loses timed
+///     with every argument but the input flushed to DRAM (`bench_opt_level --cold`), and logs tuned
+///     with the flush ran the network 3-7% faster at 2 threads, 0-4% at 1 (two seeds, 1196 trials
+///     each, at the same trials per second);
+///   - warm otherwise (a small network's weights stay in the L3 from one run to the next).
 /// `on` and `off` force the choice for every task (`off` is TVM's default). The LLC is this
 /// machine's: for a remote device (RPC runner) it is unknown, and `auto` keeps caches warm there.
 /// What a flush does is the runner's (TVM's cache_flush_cpu_non_first_arg: every argument but the
@@ -39,8 +45,8 @@ struct TaskMeasurePolicy {
     int64_t networkWeightBytes = 0;   ///< all weights of the network (bytes)
     int64_t llcBytes = 0;             ///< the last-level cache (bytes); 0 = unknown
     CacheFlushMode mode = CacheFlushMode::Auto;
-    /// "flush: inputs+weights 40.1 MB > LLC 32.0 MB", "flush: network weights 46.8 MB > LLC 32.0 MB",
-    /// "warm: inputs+weights 1.2 MB, network weights 16.9 MB <= LLC 32.0 MB", "flush: --cache-flush on",
+    /// "flush: inputs+weights 40.1 MB > LLC 32.0 MB", "flush: network weights 16.9 MB > LLC/4 8.0 MB",
+    /// "warm: inputs+weights 1.2 MB <= LLC 32.0 MB, network weights 3.0 MB <= LLC/4 8.0 MB", "flush: --cache-flush on",
     /// "warm: LLC unknown" ...
     std::string reason() const;
 };

@@ -203,8 +203,8 @@ private Q_SLOTS:
         QCOMPARE(measure::lastLevelCacheBytes({}), int64_t(0));
     }
 
-    // The per-task policy: flush when the task's inputs+weights or the network's weights exceed the
-    // LLC (32 MiB here), warm otherwise; on/off force it; an unknown LLC keeps caches warm.
+    // The per-task policy: flush when the task's inputs+weights exceed the LLC (32 MiB here) or the
+    // network's weights a quarter of it, warm otherwise; on/off force it; an unknown LLC keeps caches warm.
     void testMeasurePolicy_data() {
         QTest::addColumn<qint64>("task");
         QTest::addColumn<qint64>("network");
@@ -216,11 +216,15 @@ private Q_SLOTS:
         QTest::addRow("big task") << 40 * mib << 45 * mib << "auto" << llc << true
                                   << "flush: inputs+weights 41.9 MB > LLC 33.6 MB";
         QTest::addRow("resnet-18 weights") << 9 * mib << 46800000ll << "auto" << llc << true
-                                           << "flush: network weights 46.8 MB > LLC 33.6 MB";
-        QTest::addRow("mobilenet") << mib << 16900000ll << "auto" << llc << false
-                                   << "warm: inputs+weights 1.0 MB, network weights 16.9 MB <= LLC 33.6 MB";
-        QTest::addRow("exactly the LLC") << llc << llc << "auto" << llc << false
-                                         << "warm: inputs+weights 33.6 MB, network weights 33.6 MB <= LLC 33.6 MB";
+                                           << "flush: network weights 46.8 MB > LLC/4 8.4 MB";
+        QTest::addRow("mobilenet") << mib << 16900000ll << "auto" << llc << true
+                                   << "flush: network weights 16.9 MB > LLC/4 8.4 MB";
+        QTest::addRow("small network") << mib << 3000000ll << "auto" << llc << false
+                                       << "warm: inputs+weights 1.0 MB <= LLC 33.6 MB, network weights 3.0 MB <= LLC/4 8.4 MB";
+        QTest::addRow("exactly the limits") << llc << llc / 4 << "auto" << llc << false
+                                            << "warm: inputs+weights 33.6 MB <= LLC 33.6 MB, network weights 8.4 MB <= LLC/4 8.4 MB";
+        QTest::addRow("a byte over a quarter") << mib << llc / 4 + 1 << "auto" << llc << true
+                                               << "flush: network weights 8.4 MB > LLC/4 8.4 MB";
         QTest::addRow("unknown LLC") << 40 * mib << 45 * mib << "auto" << 0ll << false << "warm: LLC unknown";
         QTest::addRow("on") << mib << mib << "on" << llc << true << "flush: --cache-flush on";
         QTest::addRow("off") << 40 * mib << 45 * mib << "off" << llc << false << "warm: --cache-flush off";
