@@ -182,7 +182,11 @@ private Q_SLOTS:
     }
     void frozenWorkerDoesNotHoldUpJobs_data() {
         QTest::addColumn<int>("spinUs");
-        QTest::newRow("worker spinning") << 200;
+        // A worker spinning for a minute never takes the pool's mutex; one that sleeps at once is
+        // frozen only once it sleeps on the condition variable (which has released the mutex). A
+        // signal landing while the worker held the mutex on its way to sleep would freeze it holding
+        // the lock, and the first job would then block until the end of the test's timeout.
+        QTest::newRow("worker spinning") << 60 * 1000 * 1000;
         QTest::newRow("worker asleep") << 0;
     }
     void frozenWorkerDoesNotHoldUpJobs() {
@@ -199,6 +203,12 @@ private Q_SLOTS:
         auto pool = std::make_unique<tb::ThreadPool>(2, spinUs);
         const std::vector<long> workers = newThreads(before);
         QCOMPARE(int(workers.size()), 1);
+        if (spinUs == 0) {
+            const auto asleepBy = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+            while (!allInState(workers, 'S') && std::chrono::steady_clock::now() < asleepBy)
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            QVERIFY2(allInState(workers, 'S'), qPrintable(describeStates(workers)));
+        }
         QVERIFY(syscall(SYS_tgkill, getpid(), workers[0], SIGUSR1) == 0);
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
         while (g_parked.load() == 0 && std::chrono::steady_clock::now() < deadline)
