@@ -13,6 +13,8 @@ std::string mb(int64_t bytes) {
     std::snprintf(buf, sizeof buf, "%.1f MB", double(bytes) / 1e6);
     return buf;
 }
+/// The network's weights above which `auto` flushes: a quarter of the LLC (measure_policy.h says why).
+int64_t networkWeightLimit(int64_t llcBytes) { return llcBytes / 4; }
 }  // namespace
 
 const char* cacheFlushModeName(CacheFlushMode m) {
@@ -36,9 +38,9 @@ std::string TaskMeasurePolicy::reason() const {
     if (mode != CacheFlushMode::Auto) return verdict + "--cache-flush " + cacheFlushModeName(mode);
     if (llcBytes <= 0) return verdict + "LLC unknown";
     const std::string llc = "LLC " + mb(llcBytes);
-    const std::string quarter = "LLC/4 " + mb(llcBytes / 4);
+    const std::string quarter = "LLC/4 " + mb(networkWeightLimit(llcBytes));
     if (taskInputBytes > llcBytes) return verdict + "inputs+weights " + mb(taskInputBytes) + " > " + llc;
-    if (networkWeightBytes > llcBytes / 4)
+    if (networkWeightBytes > networkWeightLimit(llcBytes))
         return verdict + "network weights " + mb(networkWeightBytes) + " > " + quarter;
     return verdict + "inputs+weights " + mb(taskInputBytes) + " <= " + llc + ", network weights " +
            mb(networkWeightBytes) + " <= " + quarter;
@@ -55,7 +57,7 @@ TaskMeasurePolicy chooseMeasurePolicy(int64_t taskInputBytes, int64_t networkWei
         case CacheFlushMode::Off: p.flush = false; break;
         case CacheFlushMode::On: p.flush = true; break;
         case CacheFlushMode::Auto:
-            p.flush = llcBytes > 0 && (taskInputBytes > llcBytes || networkWeightBytes > llcBytes / 4);
+            p.flush = llcBytes > 0 && (taskInputBytes > llcBytes || networkWeightBytes > networkWeightLimit(llcBytes));
             break;
     }
     return p;
