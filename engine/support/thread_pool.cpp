@@ -95,15 +95,21 @@ void ThreadPool::runChunks(uint64_t generation) {
     const uint64_t tag = (generation & 0xffffffffu) << 32;
     uint64_t claim = m_claim.load(std::memory_order_acquire);
     for (;;) {
+        // The claim word counts the chunks still unclaimed, so whether one is left is decided by
+        // the word alone. Nothing else about the job is read before the claim succeeds: a worker
+        // still in an earlier job could otherwise read the next job's fields, which the launcher
+        // writes before it opens that job's claims, and take a chunk that does not exist (it ran a
+        // chunk twice and drove m_remaining below zero, so the launcher waited forever).
         if ((claim & ~uint64_t(0xffffffffu)) != tag) return;  // a later job (or none) is current
-        // Read the job before claiming: the claim succeeds only while this job is still current,
-        // so the values read are this job's (a failed claim discards them).
-        const std::function<void(int64_t)>* fn = m_chunkFn.load(std::memory_order_relaxed);
-        const int64_t numChunks = m_numChunks.load(std::memory_order_relaxed);
-        const int64_t c = int64_t(claim & 0xffffffffu);
-        if (c >= numChunks) return;
-        if (!m_claim.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel, std::memory_order_acquire))
+        const int64_t unclaimed = int64_t(claim & 0xffffffffu);
+        if (unclaimed == 0) return;
+        if (!m_claim.compare_exchange_weak(claim, claim - 1, std::memory_order_acq_rel, std::memory_order_acquire))
             continue;  // `claim` holds the current value
+        // The claim holds job `generation` open: its launcher waits for this chunk (m_remaining)
+        // before it returns or writes another job, and the acquire above saw the fields it wrote
+        // before opening the claims.
+        const std::function<void(int64_t)>* fn = m_chunkFn.load(std::memory_order_relaxed);
+        const int64_t c = m_numChunks.load(std::memory_order_relaxed) - unclaimed;
         try {
             (*fn)(c);
         } catch (...) {
@@ -148,7 +154,7 @@ void ThreadPool::runJob(int64_t numChunks, const std::function<void(int64_t)>& c
         m_error = nullptr;
         generation = m_generation.load(std::memory_order_relaxed) + 1;
         // Opens the claims (publishes the fields above to claimers), then the job to sleepers.
-        m_claim.store((generation & 0xffffffffu) << 32, std::memory_order_release);
+        m_claim.store((generation & 0xffffffffu) << 32 | uint64_t(numChunks), std::memory_order_release);
         m_generation.store(generation, std::memory_order_release);
     }
     m_wake.notify_all();  // no system call when every worker is still spinning

@@ -22,8 +22,9 @@
 /// serial time of the chunks it did not take, instead of the scheduler's time slice (ms) that a
 /// "wait until every worker has checked in" barrier costs: a 30 us dense kernel measured 0.06-3.5 ms
 /// at 2 threads on a loaded 2-core machine with that barrier. A claim carries the job's generation
-/// (one 64-bit atomic: generation << 32 | next chunk), so a worker that wakes up after its job ended
-/// can never run a chunk of a job, or a function, that is gone.
+/// (one 64-bit atomic: generation << 32 | chunks not yet claimed), so a worker that wakes up after
+/// its job ended can never run a chunk of a job, or a function, that is gone; whether a chunk is left
+/// is read from that word alone, and the job's other fields only once a claim holds the job open.
 ///
 /// A `parallelFor` issued from inside a pool worker (nested parallelism) runs serially on the
 /// calling thread, as TVM's runtime does for nested parallel loops. Jobs are run one at a time;
@@ -83,11 +84,11 @@ private:
     std::condition_variable m_done;
     std::atomic<uint64_t> m_generation{0};  // bumped (under m_mutex) to publish a job
     std::atomic<bool> m_stop{false};
-    // The current job. Atomics (relaxed; ordered by m_claim) because a late worker may read them
-    // while the next job is written: its claim then fails on the generation and it ignores them.
+    // The current job. Read only by a thread holding a claim on it (ordered by m_claim's acquire);
+    // atomics because the launcher rewrites them while a late worker may still test the claim word.
     std::atomic<const std::function<void(int64_t)>*> m_chunkFn{nullptr};
     std::atomic<int64_t> m_numChunks{0};
-    std::atomic<uint64_t> m_claim{0};      // (generation & 0xffffffff) << 32 | next unclaimed chunk
+    std::atomic<uint64_t> m_claim{0};      // (generation & 0xffffffff) << 32 | chunks not yet claimed
     std::atomic<int64_t> m_remaining{0};   // chunks of the current job not finished yet
     int64_t m_spinNs = 200000;  // spin before sleeping, in ns (TB_THREAD_POOL_SPIN_US)
     std::exception_ptr m_error;

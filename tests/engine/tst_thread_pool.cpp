@@ -96,6 +96,37 @@ private Q_SLOTS:
             }
         }
     }
+    // Jobs whose size changes from one to the next, back to back: a worker still leaving job G
+    // while the launcher writes job G+1 must not take a chunk of either that does not exist. (The
+    // pool once let such a worker read G+1's chunk count against G's exhausted claim: it ran a chunk
+    // twice and the launcher waited forever for a remaining count that had gone below zero.)
+    void changingJobSizesRunEachChunkOnce_data() {
+        QTest::addColumn<int>("threads");
+        QTest::addColumn<int>("spinUs");
+        for (int t : {2, 4, 7})
+            for (int s : {0, 200}) QTest::addRow("threads=%d spin=%dus", t, s) << t << s;
+    }
+    void changingJobSizesRunEachChunkOnce() {
+        QFETCH(int, threads);
+        QFETCH(int, spinUs);
+        tb::ThreadPool pool(threads, spinUs);
+        std::vector<std::atomic<int>> hits(64);
+        for (int rep = 0; rep < 20000; ++rep) {
+            const int n = 2 + (rep * 7) % 23;  // 2..24, rising and falling
+            for (int i = 0; i < n; ++i) hits[size_t(i)].store(0, std::memory_order_relaxed);
+            if (rep % 2) {
+                pool.parallelFor(n, [&](int64_t i) { hits[size_t(i)].fetch_add(1); });
+            } else {
+                pool.parallelForRange(n, [&](int64_t b, int64_t e) {
+                    for (int64_t i = b; i < e; ++i) hits[size_t(i)].fetch_add(1);
+                });
+            }
+            for (int i = 0; i < n; ++i)
+                if (hits[size_t(i)].load() != 1)
+                    QFAIL(qPrintable(QStringLiteral("job %1 (n=%2): index %3 ran %4 times")
+                                         .arg(rep).arg(n).arg(i).arg(hits[size_t(i)].load())));
+        }
+    }
     void staticPartition() {
         tb::ThreadPool pool(3, 50);
         for (int64_t n : {1, 2, 3, 10, 101}) {
