@@ -331,7 +331,7 @@ DagSnapshot dagSnapshot(const te::ComputeDAG& dag, const State& best, double bes
         s.stateText = qstr(best.toStr());
         const lower::LoweredFunc f = lower::lowerState(dag, best);
         s.loopNest = qstr(f.print());
-        const codegen::CompiledKernel k = codegen::compile(f, target, codegen::CompileOptions{true, true});
+        const codegen::CompiledKernel k = codegen::compile(f, target, codegen::CompileOptions{true, true, {}});
         s.llvmIr = qstr(k.llvmIr);
         s.assembly = qstr(k.assembly);
     } catch (const std::exception& e) {

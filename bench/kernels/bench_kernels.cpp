@@ -539,7 +539,7 @@ void benchTunedConv(const TunedConv& t, const codegen::Target& target, bool quic
     std::printf("\n--log: best of %d valid / %d records for %s (%zu records in the log): line %d, logged %.3f ms%s\n", t.valid,
                 t.matching, kTaskDesc, t.total, t.line, t.rec.meanCost() * 1e3, t.legacyKey ? " (TVM < 0.8 workload key)" : "");
     State s = inferBound(replaySteps(dag, stepsFromJson(t.rec.steps)));
-    auto ck = codegen::compile(lower::lowerState(dag, s), target, codegen::CompileOptions{false, false});
+    auto ck = codegen::compile(lower::lowerState(dag, s), target, codegen::CompileOptions{false, false, {}});
     auto k = codegen::LoadedKernel::load(ck.object, ck.name);
 
     // Arguments in dag.tensors() order: the inputs, then the output.

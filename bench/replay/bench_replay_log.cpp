@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
         const size_t ti = taskOfKey.at(rec.task.workloadKey);
         const auto& dag = tasks[ti].dag;
         lower::LoweredFunc f = lower::lowerState(dag, inferBound(replaySteps(dag, stepsFromJson(rec.steps))));
-        auto k = codegen::compile(f, host, codegen::CompileOptions{true, true});
+        auto k = codegen::compile(f, host, codegen::CompileOptions{true, true, {}});
         const std::string base = opt.dumpDir + "/record" + std::to_string(opt.dumpRecord);
         std::ofstream(base + ".lowered") << k.loweredIr;
         std::ofstream(base + ".ll") << k.llvmIr;
@@ -151,12 +151,12 @@ int main(int argc, char** argv) {
         // The module before LLVM's optimisation pipeline (for `opt -O3 -time-passes` and friends).
         codegen::Target o0 = host;
         o0.optLevel = 0;
-        std::ofstream(base + ".O0.ll") << codegen::compile(f, o0, codegen::CompileOptions{true, false}).llvmIr;
+        std::ofstream(base + ".O0.ll") << codegen::compile(f, o0, codegen::CompileOptions{true, false, {}}).llvmIr;
         // The same schedule reading its weights in the rewritten layout (as TVM timed it).
         const LayoutRewrite rw = rewriteLayout(dag, inferBound(replaySteps(dag, stepsFromJson(rec.steps))),
                                                LayoutRewriteOption::RewriteForPreTransformed);
         if (rw.rewritten()) {
-            auto kr = codegen::compile(lower::lowerState(rw.dag, rw.state), host, codegen::CompileOptions{true, true});
+            auto kr = codegen::compile(lower::lowerState(rw.dag, rw.state), host, codegen::CompileOptions{true, true, {}});
             std::ofstream(base + ".rewritten.lowered") << kr.loweredIr;
             std::ofstream(base + ".rewritten.s") << kr.assembly;
         }
@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
             const auto& dag = tasks[ti].dag;
             const auto& rec = log.records[ri];
             State s = inferBound(replaySteps(dag, stepsFromJson(rec.steps)));
-            auto k = codegen::compile(lower::lowerState(dag, s), host, codegen::CompileOptions{false, false});
+            auto k = codegen::compile(lower::lowerState(dag, s), host, codegen::CompileOptions{false, false, {}});
             // As TVM timed the record: with the weights already in the layout its loops read
             // (layout_rewrite_option 2; random weights of the new shape), unless --no-rewrite.
             std::optional<codegen::CompiledKernel> kr;
@@ -195,7 +195,7 @@ int main(int argc, char** argv) {
             if (!opt.noRewrite && rec.task.layoutRewriteOption != 0) {
                 const LayoutRewrite rw = rewriteLayout(dag, s, LayoutRewriteOption::RewriteForPreTransformed);
                 if (rw.rewritten()) {
-                    kr = codegen::compile(lower::lowerState(rw.dag, rw.state), host, codegen::CompileOptions{false, false});
+                    kr = codegen::compile(lower::lowerState(rw.dag, rw.state), host, codegen::CompileOptions{false, false, {}});
                     layout = rw.layouts[0].newLayout();
                 }
             }
@@ -302,7 +302,7 @@ int main(int argc, char** argv) {
                     f = lower::lowerState(dag, inferBound(replaySteps(dag, stepsFromJson(rec.steps))));
                     built[i].lowered = true;
                     built[i].kernel = std::make_unique<codegen::CompiledKernel>(
-                        codegen::compile(f, host, codegen::CompileOptions{false, false}));
+                        codegen::compile(f, host, codegen::CompileOptions{false, false, {}}));
                 } catch (const std::exception& e) {
                     built[i].error = e.what();
                 }

@@ -17,7 +17,7 @@
 ///   - Parallel loops are outlined into `void body(int64 begin, int64 end, void* closure)` whose
 ///     closure carries every live loop variable and buffer pointer, and launched with
 ///     `tb_rt_parallel_for` on the engine's persistent thread pool (support/thread_pool.h).
-///   - Parallel bodies get their buffers as `noalias` pointers (an always-inlined inner function),
+///   - Parallel bodies get their buffers as `noalias` pointers (an inner function, not inlined),
 ///     as the kernel itself does, so accumulators stay in registers and loads are hoisted.
 ///   - `pragma_auto_unroll_max_step` regions go through lower::unrollLoops; Unrolled loops with a
 ///     constant extent are then copied in the loop IR by lower::expandUnrolled (variable replaced
@@ -47,6 +47,9 @@ namespace tb::codegen {
 struct CompileOptions {
     bool emitLlvmIr = true;     ///< fill CompiledKernel::llvmIr (optimised module text)
     bool emitAssembly = true;   ///< fill CompiledKernel::assembly (costs a second codegen run)
+    /// LLVM's optimisation pipeline in `opt -passes=` syntax (e.g. "default<O3>"); empty: the
+    /// environment's TB_LLVM_PIPELINE if set, else llvmPipeline()'s choice for the target.
+    std::string llvmPipeline;
 };
 
 /// The result of compiling one lowered function for one target.
@@ -61,13 +64,26 @@ struct CompiledKernel {
     std::vector<int64_t> argElements;  ///< elements spanned by each argument (buffer sizes)
     std::string key;                   ///< cache key: md5 of loweredIr + target + options
     double compileSeconds = 0;         ///< wall time of LLVM IR emission + optimisation + codegen (s)
-    double optimizeSeconds = 0;        ///< of which LLVM's optimisation pipeline (Target::optLevel)
+    double optimizeSeconds = 0;        ///< of which LLVM's optimisation pipeline (llvmPipeline())
     double emitSeconds = 0;            ///< of which machine code emission (the object; assembly text excluded)
 };
 
+/// The kernel pipeline, LLVM's pipeline at -opt-level=3 (textual, `opt -passes=` syntax): the
+/// function passes of LLVM's default<O3> that kernels need, in O3's order, each group once. It
+/// compiles a tuning run's candidates with half of default<O3>'s pipeline time (30% less compile
+/// time in all), and networks tuned with it run as fast as networks tuned with default<O3>;
+/// codegen_llvm.cpp lists what it leaves out and the measurements.
+const char* kernelPipeline();
+
+/// The LLVM pipeline compile() runs for target and options: options.llvmPipeline, else the
+/// environment's TB_LLVM_PIPELINE (e.g. TB_LLVM_PIPELINE='default<O3>' for LLVM's own), else
+/// kernelPipeline() at -opt-level=3 and LLVM's default<O0..O2> below. Part of the cache key.
+std::string llvmPipeline(const Target& target, const CompileOptions& options = {});
+
 /// Compile f for target (see the file comment). The body is run through lower::unrollLoops and
 /// lower::expandUnrolled first.
-/// Throws tb::UserError for IR codegen cannot express (an unknown intrinsic, a load of an unbound
+/// Throws tb::UserError for a pipeline text LLVM cannot parse (naming it and LLVM's reason), for IR
+/// codegen cannot express (an unknown intrinsic, a load of an unbound
 /// buffer: both are bugs of the lowering that produced f, reported with the offending expression)
 /// and InternalError when LLVM's verifier rejects the module we built.
 CompiledKernel compile(const lower::LoweredFunc& f, const Target& target, const CompileOptions& options = {});

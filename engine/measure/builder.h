@@ -23,7 +23,7 @@ namespace tb::measure {
 struct BuilderOptions {
     double timeoutS = 15;   ///< per-candidate compile limit (s)
     int nParallel = 0;      ///< concurrent compiles; 0 = hardware threads
-    codegen::CompileOptions compile{false, false};  ///< IR / assembly text are not needed to measure
+    codegen::CompileOptions compile{false, false, {}};  ///< IR / assembly text are not needed to measure
     /// Nice value of the compile threads (Linux setpriority per thread; 0 = the caller's). A builder
     /// that compiles while a runner times candidates on the same cores (a pipelined measurer) runs
     /// its threads at a higher nice value, so that the scheduler gives the timed kernel the cores

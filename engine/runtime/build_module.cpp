@@ -856,7 +856,7 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
     t0 = std::chrono::steady_clock::now();
     if (!gpu) {
         mod.m_kernels.resize(jobs.size());
-        codegen::CompileOptions co{false, false};
+        codegen::CompileOptions co{false, false, {}};
         ThreadPool::global().parallelFor(int64_t(jobs.size()), [&](int64_t i) {
             auto k = codegen::compileCached(jobs[size_t(i)].func, target, co);
             mod.m_kernels[size_t(i)] = k;

@@ -363,6 +363,95 @@ private Q_SLOTS:
         QCOMPARE(codegen::kernelCacheSize(), size_t(2));
     }
 
+    // The LLVM pipeline: the kernel pipeline at -opt-level=3, LLVM's default<On> below, and the
+    // explicit choice (options, then TB_LLVM_PIPELINE) over both; it is part of the cache key.
+    void testPipelineChoice() {
+        const auto host = codegen::Target::host();
+        qunsetenv("TB_LLVM_PIPELINE");
+        QCOMPARE(codegen::llvmPipeline(host), std::string(codegen::kernelPipeline()));
+        auto o2 = host;
+        o2.optLevel = 2;
+        QCOMPARE(codegen::llvmPipeline(o2), std::string("default<O2>"));
+        codegen::CompileOptions o;
+        o.llvmPipeline = "default<O1>";
+        QCOMPARE(codegen::llvmPipeline(host, o), std::string("default<O1>"));
+        qputenv("TB_LLVM_PIPELINE", "default<O3>");
+        QCOMPARE(codegen::llvmPipeline(host), std::string("default<O3>"));
+        QCOMPARE(codegen::llvmPipeline(host, o), std::string("default<O1>"));
+        qunsetenv("TB_LLVM_PIPELINE");
+
+        codegen::clearKernelCache();
+        auto f = handMatmul(4, 16, 4, 16, lower::ForKind::Serial, lower::ForKind::Vectorized, false);
+        auto a = codegen::compileCached(f, host);
+        codegen::CompileOptions llvmO3;
+        llvmO3.llvmPipeline = "default<O3>";
+        auto b = codegen::compileCached(f, host, llvmO3);
+        QVERIFY(a.get() != b.get());
+        QVERIFY(a->key != b->key);
+        QCOMPARE(codegen::kernelCacheSize(), size_t(2));
+    }
+
+    // Every loop form codegen emits gives the same bits through the kernel pipeline as through
+    // LLVM's default<O3> (both contract a*b+c to FMA the same way), and the kernel pipeline keeps
+    // what makes them fast: the vectorized loops' explicit vectors, and the accumulator of a
+    // reduction into the output in registers (no store inside the reduction loop).
+    void testKernelPipelineMatchesO3() {
+        const int64_t M = 33, N = 40, K = 257;  // a k loop too long to unroll fully
+        auto A = randomData(M * K, 5), B = randomData(K * N, 6);
+        using lower::ForKind;
+        const std::pair<ForKind, ForKind> variants[] = {{ForKind::Serial, ForKind::Serial},
+                                                        {ForKind::Serial, ForKind::Vectorized},
+                                                        {ForKind::Parallel, ForKind::Vectorized},
+                                                        {ForKind::Parallel, ForKind::Unrolled}};
+        codegen::CompileOptions llvmO3;
+        llvmO3.llvmPipeline = "default<O3>";
+        for (bool localAcc : {false, true})
+            for (auto [outer, inner] : variants) {
+                auto f = handMatmul(M, N, K, 8, outer, inner, localAcc);
+                std::vector<std::vector<float>> out;
+                for (const auto& options : {codegen::CompileOptions{}, llvmO3}) {
+                    auto k = codegen::compile(f, codegen::Target::host(), options);
+                    auto loaded = codegen::LoadedKernel::load(k.object, k.name);
+                    std::vector<float> a = A, b = B, c(size_t(M * N), -3.f);
+                    QCOMPARE(loaded->run({a.data(), b.data(), c.data()}), 0);
+                    out.push_back(std::move(c));
+                    if (!options.llvmPipeline.empty()) continue;
+                    const QString ir = QString::fromStdString(k.llvmIr);
+                    if (inner == ForKind::Vectorized) QVERIFY(ir.contains(QStringLiteral("<8 x float>")));
+                    if (inner == ForKind::Vectorized && !localAcc) {
+                        // The blocks of the k loop (codegen names them for_body.k, unrolled
+                        // copies for_body.k.N) store nothing: C's vector stays in a register.
+                        const QStringList blocks = ir.split(QStringLiteral("\n\n"));
+                        bool found = false;
+                        for (const QString& bb : blocks) {
+                            const QString label = bb.section(QLatin1Char(':'), 0, 0).trimmed();
+                            if (label != QStringLiteral("for_body.k") && !label.startsWith(QStringLiteral("for_body.k."))) continue;
+                            if (bb.contains(QStringLiteral("fadd")) || bb.contains(QStringLiteral("fmuladd"))) found = true;
+                            QVERIFY2(!bb.contains(QStringLiteral("store ")), qPrintable(QStringLiteral("store in the reduction loop:\n") + bb));
+                        }
+                        QVERIFY2(found, qPrintable(QStringLiteral("no block of the k loop with an fadd in the kernel pipeline's IR:\n") + ir));
+                    }
+                }
+                QVERIFY(maxRelErr(out[0], refMatmul(A, B, M, N, K)) < 1e-5f);
+                QVERIFY2(std::memcmp(out[0].data(), out[1].data(), out[0].size() * 4) == 0,
+                         qPrintable(QStringLiteral("%1/%2 acc %3: kernel pipeline and default<O3> differ")
+                                        .arg(QLatin1String(lower::forKindName(outer)), QLatin1String(lower::forKindName(inner)))
+                                        .arg(localAcc)));
+            }
+    }
+
+    void testBadPipelineIsAUserError() {
+        codegen::CompileOptions o;
+        o.llvmPipeline = "function(no-such-pass)";
+        try {
+            codegen::compile(handMatmul(4, 16, 4, 16, lower::ForKind::Serial, lower::ForKind::Serial, false),
+                             codegen::Target::host(), o);
+            QFAIL("an unknown pass compiled");
+        } catch (const UserError& e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("no-such-pass")), e.what());
+        }
+    }
+
     void testLoadErrors() {
         std::vector<uint8_t> junk(100, 0x42);
         QVERIFY_THROWS_EXCEPTION(UserError, codegen::LoadedKernel::load(junk, "f"));

@@ -66,7 +66,7 @@ std::vector<float> randomVector(size_t n, unsigned seed) {
 // last output.
 std::vector<float> runKernel(const te::ComputeDAG& dag, const State& state, std::vector<std::vector<float>> args) {
     const codegen::CompiledKernel k =
-        codegen::compile(lower::lowerState(dag, state), codegen::Target::host(), codegen::CompileOptions{false, false});
+        codegen::compile(lower::lowerState(dag, state), codegen::Target::host(), codegen::CompileOptions{false, false, {}});
     auto loaded = codegen::LoadedKernel::load(k.object, k.name);
     for (const te::Tensor& o : dag.outputs())
         args.emplace_back(size_t(o.numElements()), std::numeric_limits<float>::quiet_NaN());

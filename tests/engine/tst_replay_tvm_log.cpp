@@ -59,7 +59,7 @@ private Q_SLOTS:
             const auto& dag = tasks[ti].dag;
             State s = inferBound(replaySteps(dag, stepsFromJson(log.records[ri].steps)));
             lower::LoweredFunc f = lower::lowerState(dag, s);
-            codegen::CompiledKernel k = codegen::compile(f, host, codegen::CompileOptions{false, false});
+            codegen::CompiledKernel k = codegen::compile(f, host, codegen::CompileOptions{false, false, {}});
             auto loaded = codegen::LoadedKernel::load(k.object, k.name);
             std::vector<te::Buffer> inputs;
             std::vector<std::vector<float>> args;
