@@ -10,7 +10,7 @@
 // sandbox worker (TVM's timer: number 3, min_repeat_ms 100), alternating A B A B for `--rounds`, and
 // prints each state's median latencies and their ratio, beside the ratio of two O3 runs (the noise).
 //
-// Usage: bench_opt_level LOG [--network=resnet-18] [--level=1 | --pipeline=TEXT] [--top=8 | --per-task=K] [--spread=8]
+// Usage: bench_opt_level LOG [--network=resnet-18 | --onnx=FILE] [--level=1 | --pipeline=TEXT] [--top=8 | --per-task=K] [--spread=8]
 //                        [--rounds=3] [--cold]
 // --pipeline=TEXT: the second build is -opt-level 3 (the same machine code emission) with LLVM pipeline
 // TEXT (`opt -passes=` syntax, e.g. 'default<O3>'); the first is the kernel pipeline, or
@@ -63,7 +63,7 @@ struct Built {
 
 int main(int argc, char** argv) {
     try {
-        std::string log, network = "resnet-18";
+        std::string log, network = "resnet-18", onnx;
         int level = 1, top = 8, spread = 8, rounds = 3, perTask = 0;
         std::string pipeline, dumpDir;
         bool cold = false;
@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
             const std::string a = argv[i];
             auto val = [&](const char* p) { return a.substr(std::string(p).size()); };
             if (a.rfind("--network=", 0) == 0) network = val("--network=");
+            else if (a.rfind("--onnx=", 0) == 0) onnx = val("--onnx=");
             else if (a.rfind("--level=", 0) == 0) level = std::stoi(val("--level="));
             else if (a.rfind("--pipeline=", 0) == 0) pipeline = val("--pipeline="), level = 3;
             else if (a.rfind("--top=", 0) == 0) top = std::stoi(val("--top="));
@@ -82,7 +83,7 @@ int main(int argc, char** argv) {
             else if (a.rfind("--", 0) != 0) log = a;
             else TB_USER_ERROR() << "unknown option '" << a << "'";
         }
-        TB_USER_CHECK(!log.empty()) << "usage: bench_opt_level LOG [--network=resnet-18] [--level=1 | --pipeline=TEXT] [--top=8 | --per-task=K] [--spread=8] [--rounds=3] [--cold]";
+        TB_USER_CHECK(!log.empty()) << "usage: bench_opt_level LOG [--network=resnet-18 | --onnx=FILE] [--level=1 | --pipeline=TEXT] [--top=8 | --per-task=K] [--spread=8] [--rounds=3] [--cold]";
         TB_USER_CHECK(level >= 0 && level <= 3) << "--level must be 0..3";
         auto contents = record::readMeasureRecords(log);
         std::vector<record::MeasureRecord> ok;
@@ -105,6 +106,7 @@ int main(int argc, char** argv) {
 
         tuning::NetworkSource src;
         src.zooName = network;
+        src.onnxPath = onnx;
         graph::TaskExtractionOptions eo;
         eo.target = ok.front().task.target;
         std::map<std::string, te::ComputeDAG> dagOf;
@@ -125,7 +127,7 @@ int main(int argc, char** argv) {
         std::vector<double> opt3, emit3, tot3, optL, emitL, totL;
         for (const auto& r : pick) {
             auto it = dagOf.find(r.task.workloadKey);
-            TB_USER_CHECK(it != dagOf.end()) << "a record's workload is not a task of " << network;
+            TB_USER_CHECK(it != dagOf.end()) << "a record's workload is not a task of " << (onnx.empty() ? network : onnx);
             // As the tuner's measurer builds it: weights in the layout the schedule reads them when the
             // record's task says layout_rewrite_option 2 (tuning_job.cpp), else strided reads of a dense
             // weight compile to gathers the tuner never builds.

@@ -524,6 +524,7 @@ struct Extractor : LoopNestWalker<Extractor> {
 // will see (lower::unrollLoops applied). See feature.h.
 struct BlockExtractor : LoopNestWalker<BlockExtractor> {
     double cores = 1;
+    double fmaLanes = kDefaultFmaLanes;  // float lanes of one full-rate FMA
     const std::vector<std::vector<double>>* footprints = nullptr;  // Extractor's, per store
     std::vector<std::array<float, kBlockFeatureLength>> rows;
 
@@ -550,7 +551,7 @@ struct BlockExtractor : LoopNestWalker<BlockExtractor> {
         for (size_t i = first; i < n; ++i)
             if (loops[i].kind == ForKind::Vectorized) vec = &loops[i];
         const double lanes = vec ? double(vec->extent) : 1.0;
-        const double width = std::min(lanes, kVectorFloats);  // lanes per machine vector op
+        const double width = std::min(lanes, fmaLanes);  // lanes per machine vector op
         auto distinct = [&](const std::vector<std::vector<te::Expr>>& lists) {
             double d = 1;
             for (size_t i = first; i < n; ++i) {
@@ -604,7 +605,8 @@ struct BlockExtractor : LoopNestWalker<BlockExtractor> {
         // An accumulator is loaded and stored once per run; any other store writes every block.
         storeOps = selfRead ? storeVec / run : storeVec;
         loadOps += selfRead ? storeVec / run : 0;
-        // Cycles per block on two FMA pipes, two load ports, one store port (Zen 4 / Skylake class).
+        // Cycles per block on two FMA pipes of fmaLanes floats, two load ports, one store port (Zen 4 /
+        // Skylake class; a broadcast is one load at any width).
         // Accumulators beyond the register file spill: a load and a store each per block.
         const double vecRegs = 32;
         if (accumulators > vecRegs - 4) loadOps += accumulators, storeOps += accumulators;
@@ -669,7 +671,8 @@ GpuStoreContext gpuStoreContext(const State& state) {
 }
 
 std::vector<std::vector<float>> extractPerStoreFeatures(const lower::LoweredFunc& f, int cacheLineBytes,
-                                                        const GpuStoreContext* gpu, int numCores) {
+                                                        const GpuStoreContext* gpu, int numCores, int fmaLanes) {
+    TB_CHECK(fmaLanes >= 1) << "fmaLanes must be >= 1, got " << fmaLanes;
     Extractor ex;
     ex.lineBytes = cacheLineBytes;
     ex.gpu = gpu;
@@ -678,6 +681,7 @@ std::vector<std::vector<float>> extractPerStoreFeatures(const lower::LoweredFunc
     if (!gpu) {
         BlockExtractor bx;
         bx.cores = std::max(1, numCores);
+        bx.fmaLanes = fmaLanes;
         bx.footprints = &ex.footprints;
         bx.keyToBuffer = ex.keyToBuffer;
         bx.visit(lower::unrollLoops(f.body));

@@ -35,7 +35,7 @@
 ///              auto-unroll pragma's effect is visible). The block is the Unrolled/Vectorized loops
 ///              inside the innermost Serial/Parallel loop (the hot loop). Values: block size (its
 ///              iterations), vector lanes, accumulator vectors (a store that reads its own buffer:
-///              distinct stored elements / min(lanes, 8)), vector loads per vector FMA, FMA-pipe
+///              distinct stored elements / min(lanes, fmaLanes)), vector loads per vector FMA, FMA-pipe
 ///              efficiency of the block (its vector FMAs / 2 over its estimated cycles), hot-loop
 ///              extent, accumulator run (iterations of the serial loops from the hot loop outwards
 ///              that leave the stored element in place: an accumulator is loaded and stored once
@@ -44,8 +44,10 @@
 ///              counts as broadcast), whether the store is contiguous, and last (kCyclesFeature) the
 ///              estimated cycles of the store on the busiest core: cycles per block x blocks, the
 ///              parallel loops split in whole chunks over `numCores`. Cycles per block are those of
-///              a core with two 8-float FMA pipes, two load ports and one store port (Zen 4,
-///              Skylake): max(FMAs / 2, loads / 2, stores); accumulators beyond 28 vector registers
+///              a core with two FMA pipes of `fmaLanes` floats, two load ports and one store port
+///              (Zen 4 and AVX2 cores: 8; Xeons with two 512-bit pipes: 16): max(FMAs / 2, loads /
+///              2, stores), a broadcast load costing one load whatever the width (so on a 16-lane
+///              core a block that broadcasts one input per FMA is load-bound); accumulators beyond 28 vector registers
 ///              cost a load and a store each. Added to them, the cache refills: for L1 (32 KiB, 64
 ///              B/cycle from L2) and L2 (1 MiB, 32 B/cycle from L3), the innermost loop whose
 ///              footprint (bytes its whole range touches, as group 3 counts them) exceeds the cache
@@ -87,9 +89,10 @@ inline constexpr int kBlockFeatureLength = 12;
 inline constexpr int kFeatureLength = kTvmFeatureLength + kBlockFeatureLength;
 /// Index of the estimated cycles of a store (log2p) in a row.
 inline constexpr int kCyclesFeature = kFeatureLength - 1;
-/// Float lanes of one machine vector operation at full FMA throughput (AVX2, or AVX-512 on cores
-/// that split it in two halves).
-inline constexpr double kVectorFloats = 8;
+/// Float lanes of one machine vector operation at full FMA throughput when the target's are not
+/// known: AVX2, or AVX-512 on cores that split it in two halves (Zen 4). measure::fullRateFmaLanes()
+/// measures this machine's (16 on cores with two 512-bit FMA pipes).
+inline constexpr int kDefaultFmaLanes = 8;
 /// Index of is_gpu in a row; blockIdx.x/y/z, threadIdx.x/y/z and vthread lengths follow it.
 inline constexpr int kIsGpuFeature = 49;
 
@@ -109,8 +112,11 @@ GpuStoreContext gpuStoreContext(const State& state);
 /// One feature row (kFeatureLength floats) per BufferStore of `f`, in program order. Cache line size
 /// in bytes. `gpu`: null for a CPU task (is_gpu 0); else is_gpu is 1, the thread lengths come from
 /// it and group 6 stays zero. `numCores`: the cores the kernel's parallel loops run on (group 6).
+/// `fmaLanes`: float lanes of one FMA at the target core's full FMA rate (group 6; 4, 8 or 16, see
+/// measure::fullRateFmaLanes). Throws tb::InternalError for fmaLanes < 1.
 std::vector<std::vector<float>> extractPerStoreFeatures(const lower::LoweredFunc& f, int cacheLineBytes = 64,
-                                                        const GpuStoreContext* gpu = nullptr, int numCores = 1);
+                                                        const GpuStoreContext* gpu = nullptr, int numCores = 1,
+                                                        int fmaLanes = kDefaultFmaLanes);
 
 /// The analytic estimate of a CPU kernel's run time, in core cycles of its busiest core: the sum of
 /// its rows' kCyclesFeature (see group 6). Ignores caches and memory bandwidth, so it ranks

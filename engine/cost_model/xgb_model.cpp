@@ -40,9 +40,9 @@ void XGBModel::appendRow(std::vector<float>& data, const std::vector<float>& row
     if (m_params.tvmFeaturesOnly) std::fill(data.end() - kBlockFeatureLength, data.end(), 0.0f);
 }
 
-double XGBModel::analyticScore(const search::SearchTask& task, const std::vector<std::vector<float>>& rows) {
+double XGBModel::analyticScore(const search::SearchTask& task, const std::vector<std::vector<float>>& rows) const {
     if (search::isGpuTask(task)) return 0.0;
-    const double peakFlopPerCycle = 2 * 2 * kVectorFloats * std::max(1, task.hardware.numCores);
+    const double peakFlopPerCycle = 2 * 2 * double(m_params.fmaLanes) * std::max(1, task.hardware.numCores);
     const double flops = task.dag ? std::max(1.0, task.dag->flopCount()) : 1.0;
     return std::min(1.0, flops / std::max(1.0, estimatedCycles(rows) * peakFlopPerCycle));
 }
@@ -88,7 +88,7 @@ std::vector<std::vector<float>> XGBModel::features(const search::SearchTask& tas
             rows = extractPerStoreFeatures(m_lowerer(task, state), task.hardware.cacheLineBytes, &gpu);
         } else {
             rows = extractPerStoreFeatures(m_lowerer(task, state), task.hardware.cacheLineBytes, nullptr,
-                                           task.hardware.numCores);
+                                           task.hardware.numCores, m_params.fmaLanes);
         }
     } catch (const std::exception&) {
         rows.clear();  // TVM: a state whose features cannot be extracted scores -inf

@@ -27,6 +27,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/cost_model/feature.h"
 #include "engine/lower/state_lowerer.h"
 #include "engine/search/cost_model.h"
 
@@ -61,10 +62,16 @@ struct XGBModelParams {
     /// 0.725 / 0.727 after 25 / 50 / 200 rounds (tst_cost_model), at 4x the time per doubling.
     int pairwiseRounds = 50;
     /// Predictions before warm-up: Random (TVM) or Analytic (analyticScore: the estimated fraction
-    /// of the FMA peak, FLOPs / (estimatedCycles x 32 FLOP/cycle x cores), in (0, 1]). GPU tasks
-    /// have no analytic estimate and stay random.
+    /// of the FMA peak, FLOPs / (estimatedCycles x 4 x fmaLanes FLOP/cycle x cores), in (0, 1]).
+    /// GPU tasks have no analytic estimate and stay random.
     enum class Warmup { Random, Analytic };
     Warmup warmup = Warmup::Analytic;
+    /// Float lanes of one FMA at the target core's full FMA rate, for group 6 of the features and
+    /// the analytic score (feature.h extractPerStoreFeatures). The tuner sets this machine's
+    /// (measure::fullRateFmaLanes: 16 on this project's current Xeon VM) when candidates run here;
+    /// 8 (AVX2, Zen 4) otherwise. On a 16-lane core an 8-lane model sees a block that broadcasts one
+    /// input per 16-lane FMA as FMA-bound when it is load-bound.
+    int fmaLanes = kDefaultFmaLanes;
     /// Train and predict on TVM's 164 features only (group 6 of feature.h zeroed): TVM's model.
     bool tvmFeaturesOnly = false;
     /// After warm-up, the trees learn the residual of the analytic score (analyticScore, added to
@@ -116,7 +123,7 @@ private:
         double prior;  // analyticScore of the state (0 unless params.analyticPrior)
     };
     /// The analytic estimate as a score: estimated fraction of the FMA peak, in (0, 1].
-    static double analyticScore(const search::SearchTask& task, const std::vector<std::vector<float>>& rows);
+    double analyticScore(const search::SearchTask& task, const std::vector<std::vector<float>>& rows) const;
     void train();
     /// Past warm-up: a booster exists and numWarmupSamples measurements were made.
     bool warm() const;

@@ -41,9 +41,12 @@ float sumOf(const float* v, int n) {
     return r;
 }
 
-// Each returns a value depending on every chain, so the loop cannot be removed.
+// Each returns a value depending on every chain, so the loop cannot be removed, and has a side effect
+// (an empty asm with a memory clobber), so the compiler cannot take it for a pure function and drop
+// or move a repeated call with the same argument out of a timed region.
 #if defined(__x86_64__)
 __attribute__((target("avx512f"), noinline)) float chains512(int64_t iters) {
+    asm volatile("" ::: "memory");
     __m512 acc[kChains];
     for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(float(i) * 1e-3f);
     const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
@@ -58,6 +61,7 @@ __attribute__((target("avx512f"), noinline)) float chains512(int64_t iters) {
 }
 
 __attribute__((target("avx2,fma"), noinline)) float chains256(int64_t iters) {
+    asm volatile("" ::: "memory");
     __m256 acc[kChains];
     for (int i = 0; i < kChains; ++i) acc[i] = _mm256_set1_ps(float(i) * 1e-3f);
     const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
@@ -73,6 +77,7 @@ __attribute__((target("avx2,fma"), noinline)) float chains256(int64_t iters) {
 #endif
 
 __attribute__((noinline)) float chainsScalar(int64_t iters) {
+    asm volatile("" ::: "memory");
     float acc[kChains];
     for (int i = 0; i < kChains; ++i) acc[i] = float(i) * 1e-3f;
     for (int64_t k = 0; k < iters; ++k)
@@ -136,6 +141,38 @@ double measureFmaPeak(int threads, int rounds) {
         best = std::min(best, secondsSince(t0));
     }
     return double(threads) * double(iters) * kChains * loop.lanes * 2 / best;
+}
+
+int fullRateFmaLanes() {
+    static const int lanes = [] {
+        if (const char* env = std::getenv("TB_FMA_LANES"); env && *env) {
+            const std::string v = env;
+            TB_USER_CHECK(v == "4" || v == "8" || v == "16") << "TB_FMA_LANES must be 4, 8 or 16, got '" << v << "'";
+            return std::stoi(v);
+        }
+#if defined(__x86_64__)
+        if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return 4;
+        if (!__builtin_cpu_supports("avx512f")) return 8;
+        // FLOP/s of one thread's chains, the best of a few short calls (the first raises the clocks).
+        auto rate = [](float (*fn)(int64_t), int lanesPerOp) {
+            constexpr int64_t iters = 100'000;
+            static volatile float sink = 0;
+            sink = sink + fn(iters);
+            double best = 1e30;
+            for (int r = 0; r < 3; ++r) {
+                const auto t0 = Clock::now();
+                sink = sink + fn(iters);
+                best = std::min(best, secondsSince(t0));
+            }
+            return double(iters) * kChains * lanesPerOp * 2 / best;
+        };
+        const double wide = rate(chains512, 16), half = rate(chains256, 8);
+        return wide >= 1.5 * half ? 16 : 8;
+#else
+        return 4;
+#endif
+    }();
+    return lanes;
 }
 
 double measureTriadBandwidth(int threads, int64_t arrayBytes, int rounds) {

@@ -57,6 +57,21 @@ double measureFmaPeak(int threads, int rounds = 20);
 /// an array smaller than 4 KiB.
 double measureTriadBandwidth(int threads, int64_t arrayBytes = 0, int rounds = 5);
 
+/// FP32 lanes of one FMA instruction at this core's full FMA throughput, which is what a register
+/// block's cycles scale with (the cost model's group-6 features, cost_model/feature.h):
+///   - 16 where a 512-bit FMA issues as often as a 256-bit one: two 512-bit FMA pipes (Intel Xeon
+///     since Skylake-SP; this project's current VM, whose CPUID says "rocketlake");
+///   - 8 on AVX2+FMA cores, and on AVX-512 cores that run a 512-bit FMA as two 256-bit halves (AMD
+///     Zen 4) or have one 512-bit pipe (Intel client cores): there a zmm FMA costs two ymm ones;
+///   - 4 without AVX2+FMA (SSE).
+/// Measured, because CPU names lie on VMs (the model number here is a client part's while the core
+/// has a server core's two pipes): one thread times the 512-bit and the 256-bit FMA chains of
+/// measureFmaPeak (about 4 ms each, best of 3), and 16 is the answer when the 512-bit chains give
+/// at least 1.5x the 256-bit chains' FLOP/s (the two cases differ by 2x). Measured once per process;
+/// the environment variable TB_FMA_LANES (4, 8 or 16) overrides it (A/B runs, a known machine).
+/// Throws tb::UserError for a TB_FMA_LANES that is not 4, 8 or 16.
+int fullRateFmaLanes();
+
 /// "AMD EPYC 9654 96-Core Processor | family 25 model 17 | 2 hw threads | LLC 33554432 B": what
 /// identifies this machine in the cache file (from /proc/cpuinfo and cpu_caches.h).
 std::string machineKey();

@@ -30,6 +30,7 @@
 #include "engine/lower/lower_state.h"
 #include "engine/measure/gpu_device.h"
 #include "engine/measure/gpu_worker_client.h"
+#include "engine/measure/machine_peak.h"
 #include "engine/measure/timer.h"
 #include "engine/record/history_best.h"
 #include "engine/record/record_io.h"
@@ -666,6 +667,9 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
         << "target '" << rep.target << "' does not run on this machine";
     BuildOptions opts = options;
     if (!gpu) opts.defaults.vectorLanes = std::max(4, target.vectorBits() / 32);
+    // The default schedule's tile follows the full-rate FMA width of the core that runs it, as the
+    // tuner's seed does (tuning::TuneOptions::fmaLanes): measured when that core is this one.
+    if (!gpu && target.runsOnHost()) opts.defaults.fmaLanes = measure::fullRateFmaLanes();
     graph::AlterLayoutOptions ao = graph::alterOptionsForTarget(rep.target);
     ao.winograd = opts.winograd;
 

@@ -431,6 +431,10 @@ private:
                     vc = c;
                     break;
                 }
+        // Full-width vectors on a core that issues two of them per cycle: one column of rows x 1
+        // accumulators needs rows broadcasts per rows FMAs, more loads than two load ports serve;
+        // two columns halve that (mobilenet's pointwise convs: see the README).
+        if (vc == 1 && f == m_o.vectorLanes && m_o.fmaLanes >= f && tw >= 2 && v.extent % (2 * f) == 0 && tw * 2 <= 24) vc = 2;
         // The reader that receives the tile: the single element-wise consumer (conv + bias + relu),
         // else a cache-write copy (an output reduction, winograd's transforms and batch gemm).
         int r = s, o = -1, consumerIndex = -1;

@@ -54,6 +54,11 @@ struct DefaultScheduleOptions {
     int64_t parallelMinWork = int64_t(1) << 15; ///< iteration points below which a stage stays serial
     int64_t parallelGoal = 64;                ///< outer loops are fused until their extent reaches this
     int maxTileRows = 8;                      ///< w.1 extent limit of the register tile
+    /// Float lanes of one FMA at the core's full FMA rate (measure::fullRateFmaLanes). Where it
+    /// reaches vectorLanes (two 512-bit FMA pipes), a tile of one vector column broadcasts one input
+    /// per FMA and is load-bound (rows broadcasts + 1 vector load per rows FMAs, on two load ports),
+    /// so the tile takes two columns of vectors when the lane axis divides (rows x 2 accumulators).
+    int fmaLanes = 8;
     bool registerTiling = true;               ///< step 2 (off: step 4 for reductions too)
     bool rfactor = true;                      ///< step 3
     /// Step 2 may read an op's `layout_free_placeholders` (dense's weight W[N, K]) across its

@@ -47,6 +47,7 @@ NetworkTuner::NetworkTuner(std::vector<NetworkTask> tasks, TuneOptions options, 
             xp.analyticPrior = false;
         }
         xp.numWarmupSamples = n * perRound;  // TVM: task scheduler's warm-up = tasks x per-round
+        xp.fmaLanes = m_options.fmaLanes;
         m_model = std::make_shared<cost_model::XGBModel>(std::move(lowerer), xp);
     } else {
         TB_USER_ERROR() << "unknown cost model '" << m_options.costModel << "' (expected xgb, xgb-rank, xgb-tvm or random)";
@@ -64,6 +65,7 @@ NetworkTuner::NetworkTuner(std::vector<NetworkTask> tasks, TuneOptions options, 
         if (m_options.seedDefaultSchedule) {
             search::DefaultScheduleOptions dso;
             if (t.task.hardware.vectorUnitBytes >= 4) dso.vectorLanes = t.task.hardware.vectorUnitBytes / 4;
+            dso.fmaLanes = m_options.fmaLanes;
             // The measurer rewrites an option-2 task's weights for every candidate (tuning_job.cpp),
             // so the seed may tile dense weights across their layout, as the compiled default does.
             dso.layoutFreeContiguous = t.task.layoutRewrite == LayoutRewriteOption::RewriteForPreTransformed;

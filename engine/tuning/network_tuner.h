@@ -42,7 +42,12 @@ struct TuneOptions {
     /// Measure each task's default schedule (search/default_schedule.h) in its first round, so the
     /// best record is never worse than what the compiler uses without one. Not in TVM.
     bool seedDefaultSchedule = true;
-    cost_model::XGBModelParams xgb;
+    cost_model::XGBModelParams xgb;  ///< its fmaLanes is replaced by fmaLanes below
+    /// Float lanes of one FMA at the full FMA rate of the core the candidates run on
+    /// (measure::fullRateFmaLanes; the tuning job sets this machine's for a local runner): the cost
+    /// model's register-block estimate and the seeded default schedule's tile use it, as `compile`'s
+    /// default schedule does (runtime/build_module.h), so the seed is the schedule compile uses.
+    int fmaLanes = cost_model::kDefaultFmaLanes;
 };
 
 /// One measured candidate, as observers see it.

@@ -14,6 +14,7 @@
 #include "engine/measure/cpu_caches.h"
 #include "engine/measure/gpu_runner.h"
 #include "engine/measure/local_runner.h"
+#include "engine/measure/machine_peak.h"
 #include "engine/measure/roofline.h"
 #include "engine/measure/rpc_runner.h"
 #include "engine/support/error.h"
@@ -276,7 +277,11 @@ std::unique_ptr<Tuner> buildTuner(const TuningJob& job) {
         t->m_measurer->setAbandonFactor(job.runner.abandonFactor);
         t->m_measurer->setScreen(job.runner.screenFactor);
     }
-    t->m_network = std::make_unique<NetworkTuner>(std::move(tasks), job.search, lowerer, *t->m_measurer);
+    TuneOptions search = job.search;
+    // The cost model's register-block estimate and the seeded default schedule need the width of a
+    // full-rate FMA of the core the candidates run on: known (measured) only when that is this machine.
+    if (!gpu && job.runner.kind == RunnerConfig::Kind::Local) search.fmaLanes = measure::fullRateFmaLanes();
+    t->m_network = std::make_unique<NetworkTuner>(std::move(tasks), search, lowerer, *t->m_measurer);
     if (!job.latencyLogPath.empty()) {
         t->m_latencyLog = std::make_unique<LogEstimatedLatency>(job.latencyLogPath);
         t->m_network->addSchedulerCallback(t->m_latencyLog.get());

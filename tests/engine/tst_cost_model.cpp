@@ -266,6 +266,60 @@ private Q_SLOTS:
         checkRow(rows[0], e);
     }
 
+    // The register block of a 1x1 convolution, O[x, f] += I[x, rc] * W[rc, f], in the two shapes
+    // the search weighs on mobilenet's 14x14x512 pointwise task: 14 rows x 16 lanes (one broadcast
+    // of I per 16-lane FMA) and 7 rows x 32 lanes (one broadcast per two FMAs). Both are 224
+    // multiply-adds kept in 14 accumulator vectors across rc (64 serial steps):
+    //   for rc (64) { unrolled x (R) { vectorized f (F) { acc[x, f] += I[x, rc] * W[rc, f] } } }
+    // On an 8-lane core (AVX2, Zen 4) each is 28 FMAs = 14 cycles on two pipes, and the loads (14 or
+    // 7 broadcasts + 2 or 4 vectors of W) fit under them: both at full FMA rate. On a 16-lane core
+    // (two 512-bit pipes, measure::fullRateFmaLanes) the FMAs take 7 cycles while 14 broadcasts + 1
+    // vector of W take 7.5 on two load ports: 14x16 is load-bound, 7x32 is not. This is what the
+    // tuner found on this project's Xeon VM (14x16 ran at 64% of the 1-thread peak in mobilenet).
+    void testFmaLanesMakeBroadcastBlocksLoadBound() {
+        auto block = [](int64_t rows, int64_t lanes, int fmaLanes) {
+            auto I = lower::makeBuffer("I", {rows, 64}), W = lower::makeBuffer("W", {64, lanes});
+            auto O = lower::makeBuffer("O", {rows, lanes}), acc = lower::makeBuffer("acc", {rows, lanes}, lower::BufferScope::Local);
+            Var rc("rc"), x("x"), f("f"), x2("x2"), f2("f2");
+            Expr upd = lower::bufferLoad(acc, {x, f}) + lower::bufferLoad(I, {x, rc}) * lower::bufferLoad(W, {rc, f});
+            lower::Stmt update = loop(rc, 64, lower::ForKind::Serial,
+                                      loop(x, rows, lower::ForKind::Unrolled,
+                                           loop(f, lanes, lower::ForKind::Vectorized, lower::makeStore(acc, {x, f}, upd))));
+            lower::Stmt out = loop(x2, rows, lower::ForKind::Serial,
+                                   loop(f2, lanes, lower::ForKind::Vectorized, lower::makeStore(O, {x2, f2}, lower::bufferLoad(acc, {x2, f2}))));
+            lower::LoweredFunc fn;
+            fn.args = {I, W, O};
+            fn.body = lower::makeAllocate(acc, lower::makeSeq({update, out}));
+            const auto r = cost_model::extractPerStoreFeatures(fn, 64, nullptr, 1, fmaLanes);
+            TB_CHECK(r.size() == 2) << "two stores expected";
+            return r[0];
+        };
+        struct Case { int64_t rows, lanes; int fmaLanes; double fmas, loads; };
+        // loads per block: broadcasts (rows) + vectors of W (lanes / fmaLanes) + the accumulators'
+        // load once per run of 64 (fmas / 64); cycles = max(fmas / 2, loads / 2).
+        for (const Case c : {Case{14, 16, 8, 28, 14 + 2 + 28.0 / 64}, Case{7, 32, 8, 28, 7 + 4 + 28.0 / 64},
+                             Case{14, 16, 16, 14, 14 + 1 + 14.0 / 64}, Case{7, 32, 16, 14, 7 + 2 + 14.0 / 64}}) {
+            const auto row = block(c.rows, c.lanes, c.fmaLanes);
+            const std::string what = std::to_string(c.rows) + "x" + std::to_string(c.lanes) + " at " + std::to_string(c.fmaLanes) + " lanes";
+            const double cycles = std::max(c.fmas / 2, c.loads / 2);
+            QVERIFY2(std::abs(row[size_t(kBlock + 2)] - log2p(c.fmas)) < 1e-5, (what + ": accumulator vectors").c_str());
+            QVERIFY2(std::abs(row[size_t(kBlock + 3)] - c.loads / c.fmas) < 1e-5, (what + ": loads per FMA").c_str());
+            QVERIFY2(std::abs(row[size_t(kBlock + 4)] - c.fmas / 2 / cycles) < 1e-5, (what + ": FMA-pipe efficiency").c_str());
+        }
+        // The shapes tie at 8 lanes and separate at 16, in the efficiency and in the cycles.
+        QCOMPARE(block(14, 16, 8)[size_t(kBlock + 4)], block(7, 32, 8)[size_t(kBlock + 4)]);
+        QVERIFY(block(14, 16, 16)[size_t(kBlock + 4)] < 0.95f);
+        QCOMPARE(block(7, 32, 16)[size_t(kBlock + 4)], 1.0f);
+        // The default is the 8-lane core the features assumed before the width was a parameter.
+        auto I = lower::makeBuffer("I", {4}), O = lower::makeBuffer("O", {4});
+        Var i("i");
+        lower::LoweredFunc g;
+        g.args = {I, O};
+        g.body = loop(i, 4, lower::ForKind::Serial, lower::makeStore(O, {i}, lower::bufferLoad(I, {i})));
+        QCOMPARE(cost_model::extractPerStoreFeatures(g, 64), cost_model::extractPerStoreFeatures(g, 64, nullptr, 1, 8));
+        QVERIFY_THROWS_EXCEPTION(std::exception, cost_model::extractPerStoreFeatures(g, 64, nullptr, 1, 0));
+    }
+
     // A 1-D convolution tile with a local accumulator (stride-2 input, output interleaved):
     //   parallel o (2) { allocate acc[8] { pragma auto_unroll_max_step = 16 {
     //     for x1 (8):                     acc[x1] = 0

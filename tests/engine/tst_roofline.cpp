@@ -256,6 +256,22 @@ private Q_SLOTS:
     // numbers, no claim on their size) and adds an entry the next call reads back, or, when that
     // run was busy, measures again keeping the best; a malformed file is replaced; thread counts
     // outside the pool are refused.
+    // The full-rate FMA width the cost model's register-block estimate uses: 16 only on a core with
+    // AVX-512F whose 512-bit FMAs issue as often as its 256-bit ones, 8 on AVX2+FMA cores, 4 else;
+    // measured once per process, so a second call returns the first answer.
+    void testFullRateFmaLanes() {
+        const int lanes = measure::fullRateFmaLanes();
+        qInfo("full-rate FMA lanes here: %d", lanes);
+        QVERIFY(lanes == 4 || lanes == 8 || lanes == 16);
+#if defined(__x86_64__)
+        if (const char* env = std::getenv("TB_FMA_LANES"); env && *env) QCOMPARE(lanes, std::atoi(env));
+        else if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) QCOMPARE(lanes, 4);
+        else if (!__builtin_cpu_supports("avx512f")) QCOMPARE(lanes, 8);
+        else QVERIFY(lanes >= 8);
+#endif
+        QCOMPARE(measure::fullRateFmaLanes(), lanes);
+    }
+
     void testMachinePeakCache() {
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("sub/machine_peak.json"));
