@@ -23,7 +23,11 @@
 // All policies spend about the same 100 ms per state. For each policy the table gives, over the
 // states, the median and 90th percentile of the per-state coefficient of variation across rounds
 // (sample stdev / mean), the share of states within 3%, the median max/min ratio, and the wall time
-// per measurement (load + warm-up + timing, as the tuner pays it).
+// per measurement (load + warm-up + timing, as the tuner pays it). Two diagnostic columns say how
+// much of the spread the states timed together share: the median CV after dividing each result by
+// its round's median (rnd-norm: drift of the whole machine between rounds), and by the median of the
+// 3 states timed before and the 3 after it (nbr-norm: what timing a reference beside each candidate
+// could cancel); both ratios are to each state's own median.
 //
 //   bench_stability --log FILE [--network resnet-18] [--task 2] [--states 60] [--rounds 5]
 //                   [--settings tvm,r5,r10] [--threads N] [--seed S]
@@ -240,6 +244,8 @@ int main(int argc, char** argv) try {
     }
     // costs[setting][state][round] = the per-round results of one measurement
     std::map<std::string, std::vector<std::vector<std::vector<double>>>> costs;
+    // seq[setting][round] = the states in the order that round timed them
+    std::map<std::string, std::vector<std::vector<size_t>>> seq;
     std::map<std::string, double> wall;
     for (const auto& s : settings) costs[s.name].assign(ok.size(), {});
     std::mt19937 rng(o.seed);
@@ -258,6 +264,7 @@ int main(int argc, char** argv) try {
             const auto ts = std::chrono::steady_clock::now();
             const auto res = runners[s.name]->run(in, bu);
             wall[s.name] += std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
+            seq[s.name].push_back(order);
             for (size_t j = 0; j < res.size(); ++j) {
                 TB_CHECK(res[j].ok()) << "state " << ok[order[j]] << " failed in round " << r << ": " << res[j].errorMsg;
                 costs[s.name][order[j]].push_back(res[j].costs);
@@ -278,20 +285,47 @@ int main(int argc, char** argv) try {
         policies.push_back({s.name + "/min", s.name, reduceMin});
     }
     const double measurements = double(ok.size()) * o.rounds;
-    std::printf("\n%-11s %-22s %9s %9s %9s %11s %13s %11s\n", "policy", "setting", "CV med", "CV p90", "<=3%",
-                "max/min med", "ms/measure", "vs tvm ms");
+    std::printf("\n%-11s %-22s %9s %9s %9s %11s %13s %11s %9s %9s\n", "policy", "setting", "CV med", "CV p90", "<=3%",
+                "max/min med", "ms/measure", "vs tvm ms", "rnd-norm", "nbr-norm");
     for (const auto& p : policies) {
         const Setting& s = *std::find_if(settings.begin(), settings.end(), [&](const Setting& x) { return x.name == p.setting; });
         std::vector<double> cvs, spread, lat;
         int within = 0;
-        for (const auto& perState : costs[p.setting]) {
-            std::vector<double> v;
-            for (const auto& round : perState) v.push_back(p.reduce(round));
-            const double c = cv(v);
+        // Diagnostics: how much of the spread is common to the states timed together. v[i][r] is
+        // state i's result in round r, rel = v / the state's median. rnd-norm divides each result
+        // by its round's median rel (a drift of the whole machine between rounds); nbr-norm by the
+        // median rel of the 3 states timed before and the 3 after it in the same round (what
+        // timing a reference kernel beside each candidate would cancel).
+        const auto& perStates = costs[p.setting];
+        std::vector<std::vector<double>> v(perStates.size()), rel(perStates.size());
+        for (size_t i = 0; i < perStates.size(); ++i) {
+            for (const auto& round : perStates[i]) v[i].push_back(p.reduce(round));
+            const double med = medianOf(v[i]);
+            for (double x : v[i]) rel[i].push_back(x / med);
+        }
+        std::vector<double> cvRound, cvNbr;
+        for (size_t i = 0; i < v.size(); ++i) {
+            std::vector<double> a, b;
+            for (size_t r = 0; r < v[i].size(); ++r) {
+                std::vector<double> all, nbr;
+                for (size_t k = 0; k < v.size(); ++k) all.push_back(rel[k][r]);
+                const auto& order = seq[p.setting][r];
+                const size_t pos = size_t(std::find(order.begin(), order.end(), i) - order.begin());
+                for (size_t q = pos >= 3 ? pos - 3 : 0; q < std::min(order.size(), pos + 4); ++q)
+                    if (q != pos) nbr.push_back(rel[order[q]][r]);
+                a.push_back(v[i][r] / medianOf(all));
+                b.push_back(v[i][r] / medianOf(nbr));
+            }
+            cvRound.push_back(cv(a));
+            cvNbr.push_back(cv(b));
+        }
+        for (const auto& vi : v) {
+            const std::vector<double>& vv = vi;
+            const double c = cv(vv);
             cvs.push_back(c);
             within += c <= 0.03;
-            spread.push_back(*std::max_element(v.begin(), v.end()) / *std::min_element(v.begin(), v.end()));
-            lat.push_back(medianOf(v));
+            spread.push_back(*std::max_element(vv.begin(), vv.end()) / *std::min_element(vv.begin(), vv.end()));
+            lat.push_back(medianOf(vv));
         }
         // How the policy's typical latency compares with TVM's setting (min drops the slow rounds).
         double ratio = 0;
@@ -307,9 +341,10 @@ int main(int argc, char** argv) try {
         char setting[40];
         std::snprintf(setting, sizeof(setting), "%d x %g ms%s", s.repeat, s.minRepeatMs,
                       s.rejectPreempted ? " clean" : s.slices > 1 ? (" / " + std::to_string(s.slices) + " fastest").c_str() : "");
-        std::printf("%-11s %-22s %8.2f%% %8.2f%% %4d/%-4zu %11.3f %13.1f %11s\n", p.name.c_str(), setting,
+        std::printf("%-11s %-22s %8.2f%% %8.2f%% %4d/%-4zu %11.3f %13.1f %11s %8.2f%% %8.2f%%\n", p.name.c_str(), setting,
                     100 * medianOf(cvs), 100 * quantile(cvs, 0.9), within, cvs.size(), medianOf(spread),
-                    1e3 * wall[p.setting] / measurements, ratio > 0 ? std::to_string(ratio).substr(0, 5).c_str() : "-");
+                    1e3 * wall[p.setting] / measurements, ratio > 0 ? std::to_string(ratio).substr(0, 5).c_str() : "-",
+                    100 * medianOf(cvRound), 100 * medianOf(cvNbr));
     }
     std::printf("\nwall %.0f s. 'vs tvm': median over states of (policy's median latency / tvm's median latency).\n",
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
