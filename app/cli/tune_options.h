@@ -76,9 +76,9 @@ struct TuneCommandLine {
     QCommandLineOption screen{QStringLiteral("screen"),
                               QStringLiteral("Local CPU runner: time every candidate for --screen-ms first and to "
                                              "min_repeat_ms only those within F times its task's best so far; the "
-                                             "others' records hold the screening time (default 1.2; 0: time every "
+                                             "others' records hold the screening time (default 1.1; 0: time every "
                                              "candidate fully, as TVM)."),
-                              QStringLiteral("F"), QStringLiteral("1.2")};
+                              QStringLiteral("F"), QStringLiteral("1.1")};
     QCommandLineOption screenMs{QStringLiteral("screen-ms"),
                                 QStringLiteral("Local CPU runner: how long the screening part of a measurement lasts "
                                                "(default 10 ms)."),

@@ -251,7 +251,7 @@ struct TuningJob {
     QString cacheFlush = QStringLiteral("auto");
     int pipelineSlice = 0;       ///< --pipeline (RunnerConfig::pipelineSlice); no control in the window
     double abandonFactor = 2.5;  ///< --abandon-factor (RunnerConfig::abandonFactor); no control in the window
-    double screenFactor = 1.2;   ///< --screen (RunnerConfig::screenFactor); no control in the window
+    double screenFactor = 1.1;   ///< --screen (RunnerConfig::screenFactor); no control in the window
     double screenMs = 10;        ///< --screen-ms (RunnerConfig::screenMs); no control in the window
     bool rejectPreempted = false;  ///< --reject-preempted (RunnerConfig::rejectPreempted); no control in the window
     int slices = 1;              ///< --slices (RunnerConfig::slices); no control in the window

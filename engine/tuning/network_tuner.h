@@ -79,6 +79,8 @@ public:
     /// candidates (and writes records). Both must outlive the tuner.
     NetworkTuner(std::vector<NetworkTask> tasks, TuneOptions options, lower::StateLowerer lowerer,
                  search::Measurer& measurer);
+    /// The options as the tuner uses them (trials filled in when 0 was asked).
+    const TuneOptions& options() const { return m_options; }
     ~NetworkTuner();
 
     /// Reads a log (before the first step): restores counts and best costs, preloads measured states

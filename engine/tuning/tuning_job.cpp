@@ -149,6 +149,8 @@ std::string Tuner::runnerSummary() const {
         if (r->options().rejectPreempted) extra += std::string(extra.empty() ? "" : ", ") + "preempted slices rejected";
         if (r->options().slices > 1)
             extra += std::string(extra.empty() ? "" : ", ") + "fastest of " + std::to_string(r->options().slices) + " slices";
+        // What the cost model assumes of this core (measure::fullRateFmaLanes).
+        if (m_network) extra += std::string(extra.empty() ? "" : ", ") + std::to_string(m_network->options().fmaLanes) + "-lane FMAs";
         return "local sandbox" + (extra.empty() ? std::string() : " (" + extra + ")") + ": " +
                timingSummary(r->options(), flushSummary(r->options().enableCpuCacheFlush, m_job, m_policies));
     }
