@@ -29,6 +29,7 @@
 #include "engine/cost_model/xgb_model.h"
 #include "engine/graph/task_extraction.h"
 #include "engine/graph/zoo.h"
+#include "engine/measure/machine_peak.h"
 #include "engine/measure/measure.h"
 #include "engine/lower/lower_state.h"
 #include "engine/record/record_io.h"
@@ -86,7 +87,9 @@ double accuracy(const std::vector<float>& score, const std::vector<double>& cost
 
 /// The XGBModelParams of an objective name: "squared" (TVM's), "pairwise" (ours, the default of
 /// --cost-model xgb-rank), then `--param` overrides (key=value, comma separated: depth, eta, rounds,
-/// pairs, min_child_weight, gamma, prior = the analytic prior's scale, 0 = off).
+/// pairs, min_child_weight, gamma, prior = the analytic prior's scale, 0 = off, lanes = the full-rate
+/// FMA width of the features, default this machine's, measure::fullRateFmaLanes: the logs are taken
+/// to come from this machine).
 cost_model::XGBModelParams paramsFor(const std::string& obj, const std::string& overrides) {
     cost_model::XGBModelParams p;
     TB_USER_CHECK(obj == "squared" || obj == "pairwise" || obj == "tvm" || obj == "analytic") << "unknown objective " << obj;
@@ -95,6 +98,7 @@ cost_model::XGBModelParams paramsFor(const std::string& obj, const std::string& 
     p.tvmFeaturesOnly = obj == "tvm";
     if (obj == "tvm") p.analyticPrior = false;
     p.numWarmupSamples = 0;
+    p.fmaLanes = measure::fullRateFmaLanes();
     for (const auto& kv : split(overrides)) {
         const auto eq = kv.find('=');
         TB_USER_CHECK(eq != std::string::npos) << "--param wants key=value, not " << kv;
@@ -107,6 +111,7 @@ cost_model::XGBModelParams paramsFor(const std::string& obj, const std::string& 
         else if (k == "min_child_weight") p.minChildWeight = v;
         else if (k == "gamma") p.gamma = v;
         else if (k == "prior") p.analyticPrior = v != 0, p.priorScale = v;  // 0 = off, else on with that scale
+        else if (k == "lanes") p.fmaLanes = int(v);
         else TB_USER_ERROR() << "unknown --param key " << k;
     }
     return p;

@@ -6,7 +6,9 @@ Kernel: resnet-18's conv2d 3x3 56x56x64 + bias + ReLU (task 2 of `tunebench-cli 
 tuned alone in pure Ansor mode (`tune --tasks 2 --no-default-seed`) at each thread count. The seconds are
 wall-clock from the start of `tune` (task extraction, every compile and measurement included) to the
 measure record whose best-so-far logged latency first reaches 90%, 95% and 98% of the FP32 FMA peak at that
-thread count (`bench_kernels --peak-only`, measured in the same run). At the end the best state is timed
+thread count (`bench_kernels --peak-only`, measured in the same run), and oneDNN's speed on the same conv
+(`bench_kernels --quick`, same run; where a shared core keeps every real kernel below the peak loop, as on the
+Xeon VM of 2026-11-30 where oneDNN's brgconv reached 81%, that is the reachable mark). At the end the best state is timed
 again beside the peak loop (`bench_kernels --log`), since the best of many noisy timings is biased low.
 Goals of the issue: 95% of peak in <= 20 s and 98% in <= 60 s (TVM's AutoTVM template: 98% in 27 s on 1
 thread; TVM's Ansor: 95% after ~9 minutes).
@@ -78,6 +80,23 @@ def peak_gflops(kernels_bin, threads):
     return float(m.group(1))
 
 
+_ONEDNN = {}
+
+
+def onednn_conv_gflops(kernels_bin, threads):
+    """oneDNN's GFLOP/s on the conv at `threads` (bench_kernels --quick, run once per invocation), None
+    when bench_kernels was built without oneDNN. The reference a tuned kernel can reach on a machine
+    whose FMA peak loop overstates what real kernels get (a shared core: see the README)."""
+    if not _ONEDNN:
+        out = subprocess.run([kernels_bin, "--quick"], check=True, capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            m = re.match(r"conv2d 3x3 56x56x64->64 pad 1\s+(\d+)\s+.*?([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+[\d.]+%\s+[\d.]+%\s+[\d.]+$", line)
+            if m:
+                _ONEDNN[int(m.group(1))] = float(m.group(4))
+        _ONEDNN.setdefault(0, None)
+    return _ONEDNN.get(threads)
+
+
 def read_records(path):
     """(workload key, mean cost s or None, timestamp s) per line of a TVM v0.6 log."""
     out = []
@@ -113,7 +132,9 @@ def conv_row(args, threads):
     mode = [] if args.seeded else ["--no-default-seed"]
     start, wall, load = tune(args, threads, ["--network", "resnet-18", "--tasks", str(CONV_TASK)] + mode +
                              ["--trials", str(args.conv_trials)] + args.tune_args, log)
+    dnnl = onednn_conv_gflops(args.kernels_bin, threads)
     reached = {0.90: None, 0.95: None, 0.98: None}
+    reached_dnnl = None
     best = None
     trials = 0
     for key, cost, stamp in read_records(log):
@@ -124,11 +145,15 @@ def conv_row(args, threads):
         for q in reached:
             if reached[q] is None and flop / best / 1e9 >= q * peak:
                 reached[q] = (stamp - start, trials)
+        if dnnl and reached_dnnl is None and flop / best / 1e9 >= dnnl:
+            reached_dnnl = (stamp - start, trials)
     best_gf = flop / best / 1e9 if best else 0.0
     cells = [f"{reached[q][0]:6.1f} s @{reached[q][1]:4d}" if reached[q] else "   not reached" for q in reached]
     print(f"conv{' (seeded)' if args.seeded else ''} {threads} thr: peak {peak:6.1f} GFLOP/s, {trials} trials in {wall:5.1f} s ({trials / wall:4.2f}/s), "
           f"best logged {best_gf:6.1f} GFLOP/s ({100 * best_gf / peak:5.1f}%), 90/95/98%: {' | '.join(cells)}, "
-          f"load <= {load:.1f}", flush=True)
+          + (f"oneDNN {dnnl:.1f} GFLOP/s ({100 * dnnl / peak:.1f}%): "
+             + (f"{reached_dnnl[0]:.1f} s @{reached_dnnl[1]}" if reached_dnnl else "not reached") + ", " if dnnl else "")
+          + f"load <= {load:.1f}", flush=True)
     return threads, peak, trials, wall, best_gf, reached, load
 
 
