@@ -28,9 +28,19 @@
 // its round's median (rnd-norm: drift of the whole machine between rounds), and by the median of the
 // 3 states timed before and the 3 after it (nbr-norm: what timing a reference beside each candidate
 // could cancel); both ratios are to each state's own median.
+// For a policy of several repeats it also prints how far the repeats of one measurement spread.
+// --pairs times every state twice in a row in each round (two measurements, each with its own
+// argument buffers) and prints their CV: the spread a measurement has with the machine's state
+// held fixed, against the spread across rounds. On the 2-core VM of 2026-11-30 (60 states of
+// resnet-18's conv, 4 rounds): back to back 0.94% (r5/med) and 2.74% (tvm), across rounds 2.97%
+// and 4.95%; the within-measurement repeats 2.3%. So what moves a state's time between rounds is
+// the machine drifting over seconds, not where its buffers land. Two references timed beside
+// each state were tried and dropped: the FMA-peak and L3 triad probes (multiplying by their rate
+// raised tvm's median CV from 5.3% to 6.7% and 15%), and the log's fastest state, 5 x 4 ms before
+// and after each state (r5/med 3.75% -> 2.76%, tvm 3.9% -> 5.4%, for 20% more time per state).
 //
 //   bench_stability --log FILE [--network resnet-18] [--task 2] [--states 60] [--rounds 5]
-//                   [--settings tvm,r5,r10] [--threads N] [--seed S]
+//                   [--settings tvm,r5,r10] [--threads N] [--seed S] [--pairs]
 // --task is the index in the network's extraction order (NHWC, batch 1), as `tunebench-cli tune
 // --tasks`. The log must hold records of that task (e.g. from `tunebench-cli tune --network
 // resnet-18 --tasks 2 --trials 128 --no-default-seed --log conv128.json`).
@@ -69,12 +79,13 @@ struct Options {
     std::vector<std::string> settings{"tvm", "r5", "r10"};
     int threads = 0;
     unsigned seed = 0;
+    bool pairs = false;      ///< time each state twice in a row (fresh buffers each time)
 };
 
 [[noreturn]] void usage(const char* why) {
     std::fprintf(stderr,
                  "error: %s\nusage: bench_stability --log FILE [--network NET] [--task I] [--states N] [--rounds R]\n"
-                 "                       [--settings tvm,r5,r10] [--threads N] [--seed S]\n",
+                 "                       [--settings tvm,r5,r10] [--threads N] [--seed S] [--pairs]\n",
                  why);
     std::exit(2);
 }
@@ -101,6 +112,7 @@ Options parseArgs(int argc, char** argv) {
         else if (a == "--rounds") o.rounds = integer(2);
         else if (a == "--threads") o.threads = integer(0);
         else if (a == "--seed") o.seed = unsigned(integer(0));
+        else if (a == "--pairs") o.pairs = true;
         else if (a == "--settings") {
             o.settings.clear();
             std::string s = value();
@@ -247,7 +259,12 @@ int main(int argc, char** argv) try {
     // seq[setting][round] = the states in the order that round timed them
     std::map<std::string, std::vector<std::vector<size_t>>> seq;
     std::map<std::string, double> wall;
-    for (const auto& s : settings) costs[s.name].assign(ok.size(), {});
+    // --pairs: twin[setting][state][round] = the second of two back-to-back measurements
+    std::map<std::string, std::vector<std::vector<std::vector<double>>>> twin;
+    for (const auto& s : settings) {
+        costs[s.name].assign(ok.size(), {});
+        twin[s.name].assign(ok.size(), {});
+    }
     std::mt19937 rng(o.seed);
     for (int r = 0; r < o.rounds; ++r) {
         std::vector<size_t> order(ok.size());
@@ -262,7 +279,16 @@ int main(int argc, char** argv) try {
                 bu.push_back(builds[ok[k]]);
             }
             const auto ts = std::chrono::steady_clock::now();
-            const auto res = runners[s.name]->run(in, bu);
+            std::vector<measure::MeasureResult> res;
+            if (o.pairs) {
+                for (size_t j = 0; j < in.size(); ++j) {
+                    auto one = runners[s.name]->run({in[j], in[j]}, {bu[j], bu[j]});
+                    twin[s.name][order[j]].push_back(one[1].costs);
+                    res.push_back(std::move(one.front()));
+                }
+            } else {
+                res = runners[s.name]->run(in, bu);
+            }
             wall[s.name] += std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
             seq[s.name].push_back(order);
             for (size_t j = 0; j < res.size(); ++j) {
@@ -345,6 +371,21 @@ int main(int argc, char** argv) try {
                     100 * medianOf(cvs), 100 * quantile(cvs, 0.9), within, cvs.size(), medianOf(spread),
                     1e3 * wall[p.setting] / measurements, ratio > 0 ? std::to_string(ratio).substr(0, 5).c_str() : "-",
                     100 * medianOf(cvRound), 100 * medianOf(cvNbr));
+        if (s.repeat > 1) {
+            // How far the repeats of one measurement spread, against the spread between measurements.
+            std::vector<double> within;
+            for (const auto& st : perStates)
+                for (const auto& round : st) within.push_back(cv(round));
+            std::printf("%-11s   CV of the %d repeats within one measurement: median %.2f%%\n", "", s.repeat,
+                        100 * medianOf(within));
+        }
+        if (o.pairs) {
+            // Two measurements in a row, each with fresh buffers: their CV against the CV across rounds.
+            std::vector<double> pc;
+            for (size_t i = 0; i < v.size(); ++i)
+                for (size_t r = 0; r < v[i].size(); ++r) pc.push_back(cv({v[i][r], p.reduce(twin[p.setting][i][r])}));
+            std::printf("%-11s   CV of two back-to-back measurements: median %.2f%%\n", "", 100 * medianOf(pc));
+        }
     }
     std::printf("\nwall %.0f s. 'vs tvm': median over states of (policy's median latency / tvm's median latency).\n",
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
