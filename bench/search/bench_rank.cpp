@@ -14,7 +14,7 @@
 // Pairs whose costs differ by less than --tie percent are left out of a second pair of columns:
 // timing noise on this shared machine (bench_stability) makes their order a coin toss for any model.
 //
-//   bench_rank --train a.json,b.json --test c.json [--network resnet-18] [--task 2]
+//   bench_rank --train a.json,b.json --test c.json [--network resnet-18 | --onnx FILE] [--task 2|all]
 //              [--per-round 64] [--tie 5] [--objectives squared,pairwise,tvm,analytic]
 #include <algorithm>
 #include <cmath>
@@ -127,7 +127,7 @@ double mean(double s, int n) { return n ? s / n : -1; }
 }  // namespace
 
 int main(int argc, char** argv) try {
-    std::string network = "resnet-18", objectives = "tvm,squared,pairwise,analytic", taskSpec = "2", overrides;
+    std::string network = "resnet-18", onnx, objectives = "tvm,squared,pairwise,analytic", taskSpec = "2", overrides;
     std::vector<std::string> train, test;
     int perRound = 64, warmRounds = 2;
     double tie = 5;
@@ -143,6 +143,7 @@ int main(int argc, char** argv) try {
         if (a == "--train") train = split(v);
         else if (a == "--test") test = split(v);
         else if (a == "--network") network = v;
+        else if (a == "--onnx") onnx = v;
         else if (a == "--task") taskSpec = v;
         else if (a == "--per-round") perRound = std::max(2, std::atoi(v.c_str()));
         else if (a == "--warm-rounds") warmRounds = std::max(1, std::atoi(v.c_str()));
@@ -151,10 +152,14 @@ int main(int argc, char** argv) try {
         else if (a == "--param") overrides = v;
         else TB_USER_ERROR() << "unknown option " << a;
     }
-    TB_USER_CHECK(!train.empty() && !test.empty()) << "usage: bench_rank --train A,B --test C [--network N --task I|I,J|all]";
+    TB_USER_CHECK(!train.empty() && !test.empty()) << "usage: bench_rank --train A,B --test C [--network N | --onnx FILE] [--task I|I,J|all]";
     graph::TaskExtractionOptions eo;
     eo.target = codegen::Target::host().str();
-    const auto tasks = graph::extractTasks(graph::makeNetwork(network, 1, "NHWC"), eo);
+    tuning::NetworkSource src;  // a zoo network, or an ONNX model (NHWC, as tune imports it)
+    src.zooName = network;
+    src.onnxPath = onnx;
+    if (!onnx.empty()) network = onnx;
+    const auto tasks = graph::extractTasks(tuning::loadNetwork(src), eo);
     std::vector<int> taskIds;
     if (taskSpec == "all")
         for (int t = 0; t < int(tasks.size()); ++t) taskIds.push_back(t);
