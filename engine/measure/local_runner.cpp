@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -138,6 +139,13 @@ MeasureResult LocalRunner::runOne(const codegen::CompiledKernel& kernel, const C
     req.timer.screenAboveS = screenAboveS;
     req.timer.slices = m_options.slices;
     req.flushCache = cacheFlush.value_or(m_options.enableCpuCacheFlush);
+    if (req.flushCache) {
+        // TVM's LocalRunner times a flushed kernel one call per repeat (number 1, min_repeat_ms 0):
+        // later calls of a round would find the caches warm again.
+        req.timer.number = 1;
+        req.timer.minRepeatMs = 0;
+        req.timer.repeat = std::max(m_options.repeat, m_options.flushRepeat);
+    }
     req.seed = m_options.seed;
     if (check) {
         req.hasCheck = true;

@@ -33,7 +33,13 @@ struct RunnerOptions {
     int repeat = 1;                   ///< TVM `repeat`
     double minRepeatMs = 100;         ///< TVM `min_repeat_ms`
     double cooldownIntervalS = 0;     ///< TVM `cooldown_interval` (s)
-    bool enableCpuCacheFlush = false; ///< flush every argument but the first before each repeat
+    /// Flush every argument but the first before each repeat. As TVM's LocalRunner does, a flushed
+    /// kernel is then timed one call per repeat (number 1, min_repeat_ms 0: the calls after the first
+    /// would find the caches warm again), and over max(repeat, flushRepeat) repeats.
+    bool enableCpuCacheFlush = false;
+    /// The fewest repeats of a flushed kernel: one call right after a flush is one sample, and TVM's
+    /// tutorials pair the flush with repeat 10.
+    int flushRepeat = 10;
     /// Time only the slices of a round in which no thread of the worker was preempted (timer.h
     /// TimerOptions::rejectPreempted); a candidate timed with a cache flush is timed whole.
     bool rejectPreempted = false;

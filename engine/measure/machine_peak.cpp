@@ -223,6 +223,31 @@ double measureTriadBandwidth(int threads, int64_t arrayBytes, int rounds) {
     return 3.0 * double(n) * sizeof(float) / best;
 }
 
+int64_t measureEffectiveLastLevelCacheBytes() {
+    constexpr int64_t kMiB = int64_t(1) << 20;
+    const double memory = measureTriadBandwidth(1, 256 * kMiB, 2);
+    int64_t cached = 0;
+    for (int64_t s = kMiB; s <= 64 * kMiB; s *= 2) {
+        if (measureTriadBandwidth(1, s, 3) < 1.5 * memory) break;
+        cached = 3 * s;
+    }
+    const int64_t sysfs = hostLastLevelCacheBytes();
+    return sysfs > 0 ? std::min(cached, sysfs) : cached;
+}
+
+int64_t effectiveLastLevelCacheBytes() {
+    static const int64_t bytes = [] {
+        if (const char* env = std::getenv("TB_LLC_BYTES"); env && *env) {
+            char* end = nullptr;
+            const long long v = std::strtoll(env, &end, 10);
+            TB_USER_CHECK(*end == 0 && v >= 0) << "TB_LLC_BYTES must be a byte count, got '" << env << "'";
+            return int64_t(v);
+        }
+        return measureEffectiveLastLevelCacheBytes();
+    }();
+    return bytes;
+}
+
 std::string machineKey() {
     std::ifstream in("/proc/cpuinfo");
     std::stringstream ss;

@@ -72,6 +72,25 @@ double measureTriadBandwidth(int threads, int64_t arrayBytes = 0, int rounds = 5
 /// Throws tb::UserError for a TB_FMA_LANES that is not 4, 8 or 16.
 int fullRateFmaLanes();
 
+/// The last-level cache this process gets, measured (bytes): one thread's STREAM triad over three
+/// arrays of S = 1, 2, 4, ... 64 MiB each against the same triad over three 256 MiB arrays (memory);
+/// the answer is 3 x the largest S up to which every size streamed at least 1.5x memory's bandwidth,
+/// capped at the LLC sysfs reports (cpu_caches.h). 0 when even 3 x 1 MiB streams at memory speed.
+///
+/// Why: sysfs reports the LLC of the hardware, and on a VM that is not what one tenant keeps. The
+/// Xeon VM of 2026-11-30 reports a 480 MiB L3; one thread streamed 21.7-23.5 GB/s up to 3 x 16 MiB and
+/// 9.2-10.0 GB/s from 3 x 32 MiB on, so its weights past ~48 MB come from memory. resnet-50's kernels
+/// ran 25 ms (54%) slower in the network than their warm sum (`compile --profile`), most where the
+/// weights are largest. The tuner's `--cache-flush auto` (tuning/measure_policy.h) decides with this
+/// size. The measurement takes about a second (the 768 MiB of the memory reference are allocated and
+/// touched), once per process: effectiveLastLevelCacheBytes(). The environment variable
+/// TB_LLC_BYTES (a byte count) replaces it, for known machines and for tests.
+int64_t measureEffectiveLastLevelCacheBytes();
+
+/// measureEffectiveLastLevelCacheBytes() once per process, or TB_LLC_BYTES when set. Throws
+/// tb::UserError for a TB_LLC_BYTES that is not a non-negative integer.
+int64_t effectiveLastLevelCacheBytes();
+
 /// "AMD EPYC 9654 96-Core Processor | family 25 model 17 | 2 hw threads | LLC 33554432 B": what
 /// identifies this machine in the cache file (from /proc/cpuinfo and cpu_caches.h).
 std::string machineKey();

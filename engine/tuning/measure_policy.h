@@ -8,7 +8,9 @@
 /// can run slower inside a network, where the other kernels' data has evicted them; the search then
 /// prefers schedules that only win warm (issue 15: resnet-18, 46.8 MB of weights against a 32 MB
 /// L3, ran 49.3 ms tuned warm against 43.3 ms untuned). TVM leaves the choice to the user, one flag
-/// for all tasks. Here `auto` (the default) decides per task from the LLC size (cpu_caches.h):
+/// for all tasks. Here `auto` (the default) decides per task from the LLC size: the part of it this
+/// process keeps, measured (machine_peak.h effectiveLastLevelCacheBytes; on the Xeon VM of 2026-11-30
+/// sysfs says 503 MB and one thread streams at cache speed only up to ~50 MB):
 ///   - flush when the task's own inputs + weights (te placeholders, measure::dagTraffic) exceed the
 ///     LLC: even alone they cannot stay cached;
 ///   - flush when the network's weights together exceed a quarter of the LLC: between two runs of
@@ -23,7 +25,8 @@
 /// `on` and `off` force the choice for every task (`off` is TVM's default). The LLC is this
 /// machine's: for a remote device (RPC runner) it is unknown, and `auto` keeps caches warm there.
 /// What a flush does is the runner's (TVM's cache_flush_cpu_non_first_arg: every argument but the
-/// first, the data input, is evicted before each repeat).
+/// first, the data input, is evicted before each repeat, and as in TVM's LocalRunner each repeat is
+/// then one call: local_runner.h RunnerOptions::enableCpuCacheFlush).
 
 #include <cstdint>
 #include <string>

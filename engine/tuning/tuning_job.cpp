@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engine/tuning/tuning_job.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -82,9 +83,9 @@ std::string flushSummary(bool runnerFlushes, const TuningJob& job, const std::ve
     if (ps.front().llcBytes <= 0) return "cache flush auto: LLC unknown, every task warm";
     size_t flushed = 0;
     for (const TaskMeasurePolicy& p : ps) flushed += p.flush ? 1 : 0;
-    char buf[120];
-    std::snprintf(buf, sizeof buf, "cache flush auto: %zu of %zu tasks flushed, LLC %.1f MB", flushed, ps.size(),
-                  double(ps.front().llcBytes) / 1e6);
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "cache flush auto: %zu of %zu tasks flushed, LLC %.1f MB measured (sysfs %.1f MB)",
+                  flushed, ps.size(), double(ps.front().llcBytes) / 1e6, double(measure::hostLastLevelCacheBytes()) / 1e6);
     return buf;
 }
 
@@ -151,8 +152,14 @@ std::string Tuner::runnerSummary() const {
             extra += std::string(extra.empty() ? "" : ", ") + "fastest of " + std::to_string(r->options().slices) + " slices";
         // What the cost model assumes of this core (measure::fullRateFmaLanes).
         if (m_network) extra += std::string(extra.empty() ? "" : ", ") + std::to_string(m_network->options().fmaLanes) + "-lane FMAs";
+        std::string flush = flushSummary(r->options().enableCpuCacheFlush, m_job, m_policies);
+        const bool anyFlushed = r->options().enableCpuCacheFlush ||
+                                std::any_of(m_policies.begin(), m_policies.end(), [](const TaskMeasurePolicy& p) { return p.flush; });
+        if (anyFlushed)  // LocalRunner times a flushed kernel one call per repeat, as TVM's does
+            flush += " (a flushed kernel: number 1, repeat " +
+                     std::to_string(std::max(r->options().repeat, r->options().flushRepeat)) + ", min_repeat_ms 0)";
         return "local sandbox" + (extra.empty() ? std::string() : " (" + extra + ")") + ": " +
-               timingSummary(r->options(), flushSummary(r->options().enableCpuCacheFlush, m_job, m_policies));
+               timingSummary(r->options(), flush);
     }
     if (const auto* r = dynamic_cast<const measure::GpuLocalRunner*>(m_runner.get())) {
         const auto& o = r->options();
@@ -216,8 +223,9 @@ std::unique_ptr<Tuner> buildTuner(const TuningJob& job) {
             << "task " << id << " is not a task ID of this network (0.." << t->m_extracted - 1 << ")";
         keep[size_t(id)] = true;
     }
-    // The measurement policy: this machine's LLC is known only when candidates run here.
-    const int64_t llc = job.runner.kind == RunnerConfig::Kind::Local ? measure::hostLastLevelCacheBytes() : 0;
+    // The measurement policy: this machine's LLC is known only when candidates run here, and what
+    // counts is the part this process keeps (measured: on a VM sysfs reports the host's).
+    const int64_t llc = job.runner.kind == RunnerConfig::Kind::Local ? measure::effectiveLastLevelCacheBytes() : 0;
     int64_t networkWeightBytes = 0;
     for (const graph::Node& n : g.nodes())
         if (n.kind == graph::NodeKind::Constant && n.value)

@@ -2,6 +2,7 @@
 // Measurement: LocalBuilder error mapping and LocalRunner's sandbox worker. Candidates that crash,
 // hang, write out of bounds or compute the wrong answer must each cost exactly one error record,
 // and the runner must keep measuring good candidates afterwards.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <QtTest>
@@ -244,6 +245,51 @@ private Q_SLOTS:
         const double wMin = *std::min_element(w[0].costs.begin(), w[0].costs.end());
         const double sMin = *std::min_element(s[0].costs.begin(), s[0].costs.end());
         QVERIFY2(sMin < 1.5 * wMin && sMin > 0.5 * wMin, qPrintable(QString::number(sMin / wMin)));
+    }
+
+    void testRunnerTimesAFlushedKernelOneCallPerRepeat() {
+        // As TVM's LocalRunner: a kernel timed with the cache flush gets number 1 and min_repeat_ms
+        // 0, so each repeat is one call right after a flush, over at least flushRepeat repeats. A
+        // kernel that streams two 1 MiB arguments past the first (read B, write C) then reads
+        // them from memory on every timed call, and is timed slower than warm; before, a flushed
+        // round went on for min_repeat_ms of warm calls and timed about as fast.
+        using namespace lower;
+        const int64_t n = int64_t(1) << 18;  // floats: 1 MiB per buffer
+        auto A = makeBuffer("A", {n}), B = makeBuffer("B", {n}), C = makeBuffer("C", {n});
+        Var i("i");
+        auto f = std::make_shared<LoweredFunc>();
+        f->name = "stream";
+        f->args = {A, B, C};
+        f->body = makeFor(i, n, ForKind::Serial, makeStore(C, {i}, bufferLoad(A, {i}) + bufferLoad(B, {i})));
+        measure::LocalBuilder builder(codegen::Target::host());
+        std::vector<measure::MeasureInput> b{input(f)};
+        const auto built = builder.build(b);
+        measure::RunnerOptions ro = fastOptions();
+        ro.number = 3;
+        ro.repeat = 1;
+        ro.minRepeatMs = 20;
+        measure::LocalRunner warm(ro);
+        ro.enableCpuCacheFlush = true;
+        measure::LocalRunner flushed(ro);
+        ro.repeat = 12;
+        measure::LocalRunner flushed12(ro);
+        // Alternate, and compare the medians, so that a busy moment hits both.
+        std::vector<double> w, c;
+        for (int k = 0; k < 5; ++k) {
+            const auto rw = warm.run(b, built), rc = flushed.run(b, built);
+            QVERIFY(rw[0].ok() && rc[0].ok());
+            QCOMPARE(rw[0].costs.size(), size_t(1));
+            QCOMPARE(rc[0].costs.size(), size_t(ro.flushRepeat));
+            w.push_back(rw[0].meanCost());
+            c.push_back(*std::min_element(rc[0].costs.begin(), rc[0].costs.end()));
+        }
+        std::sort(w.begin(), w.end());
+        std::sort(c.begin(), c.end());
+        qInfo("median of 5: flushed (fastest of its repeats) %.4f ms, warm %.4f ms", c[2] * 1e3, w[2] * 1e3);
+        QVERIFY2(c[2] > 1.2 * w[2], qPrintable(QStringLiteral("flushed %1 ms, warm %2 ms").arg(c[2] * 1e3).arg(w[2] * 1e3)));
+        const auto r12 = flushed12.run(b, built);
+        QVERIFY(r12[0].ok());
+        QCOMPARE(r12[0].costs.size(), size_t(12));  // a larger repeat is kept
     }
 
     void testRunnerScreensAgainstTheBatchBest() {
