@@ -18,6 +18,8 @@
 //   r10/...    repeat 10 x 10 ms
 //   s5         repeat 1 x 100 ms, its result the fastest of 5 slices of 20 ms (TimerOptions::slices,
 //              `tune --slices 5`: the statistic of r5/min at the budget of tvm)
+//   cold       TVM's cache flush before each of 10 repeats of one call each (`--cache-flush on`; what
+//              `auto` picks for networks whose weights exceed a quarter of the measured LLC)
 //   clean      repeat 1 x 100 ms counting only the slices in which no thread of the worker was
 //              preempted (TimerOptions::rejectPreempted, timer.h); clean5/...: 5 x 20 ms of those.
 // All policies spend about the same 100 ms per state. For each policy the table gives, over the
@@ -136,6 +138,7 @@ struct Setting {
     bool rejectPreempted = false;
     int number = 3;
     int slices = 1;
+    bool flush = false;  ///< TVM's cache flush before each repeat (the runner then times one call per repeat)
 };
 
 Setting settingNamed(const std::string& n) {
@@ -145,7 +148,8 @@ Setting settingNamed(const std::string& n) {
     if (n == "clean") return {n, 1, 100, true};
     if (n == "clean5") return {n, 5, 20, true, 1};
     if (n == "s5") return {n, 1, 100, false, 3, 5};
-    usage(("unknown setting " + n + " (tvm, r5, r10, clean, clean5, s5)").c_str());
+    if (n == "cold") return {n, 10, 0, false, 1, 1, true};
+    usage(("unknown setting " + n + " (tvm, r5, r10, clean, clean5, s5, cold)").c_str());
 }
 
 double mean(const std::vector<double>& v) {
@@ -251,6 +255,7 @@ int main(int argc, char** argv) try {
         ro.number = s.number;
         ro.rejectPreempted = s.rejectPreempted;
         ro.slices = s.slices;
+        ro.enableCpuCacheFlush = s.flush;
         ro.numThreads = o.threads;
         runners[s.name] = std::make_unique<measure::LocalRunner>(ro);
     }
@@ -366,7 +371,7 @@ int main(int argc, char** argv) try {
         }
         char setting[40];
         std::snprintf(setting, sizeof(setting), "%d x %g ms%s", s.repeat, s.minRepeatMs,
-                      s.rejectPreempted ? " clean" : s.slices > 1 ? (" / " + std::to_string(s.slices) + " fastest").c_str() : "");
+                      s.flush ? " flushed" : s.rejectPreempted ? " clean" : s.slices > 1 ? (" / " + std::to_string(s.slices) + " fastest").c_str() : "");
         std::printf("%-11s %-22s %8.2f%% %8.2f%% %4d/%-4zu %11.3f %13.1f %11s %8.2f%% %8.2f%%\n", p.name.c_str(), setting,
                     100 * medianOf(cvs), 100 * quantile(cvs, 0.9), within, cvs.size(), medianOf(spread),
                     1e3 * wall[p.setting] / measurements, ratio > 0 ? std::to_string(ratio).substr(0, 5).c_str() : "-",

@@ -250,11 +250,12 @@ private Q_SLOTS:
     void testRunnerTimesAFlushedKernelOneCallPerRepeat() {
         // As TVM's LocalRunner: a kernel timed with the cache flush gets number 1 and min_repeat_ms
         // 0, so each repeat is one call right after a flush, over at least flushRepeat repeats. A
-        // kernel that streams two 1 MiB arguments past the first (read B, write C) then reads
-        // them from memory on every timed call, and is timed slower than warm; before, a flushed
-        // round went on for min_repeat_ms of warm calls and timed about as fast.
+        // kernel that streams two 128 KiB arguments past the first (read B, write C) then finds
+        // them in memory on every timed call, and is timed slower than warm, where all three fit
+        // in L2 (so another test streaming through the L3 beside it cannot make warm cold); before,
+        // a flushed round went on for min_repeat_ms of warm calls and timed about as fast.
         using namespace lower;
-        const int64_t n = int64_t(1) << 18;  // floats: 1 MiB per buffer
+        const int64_t n = int64_t(1) << 15;  // floats: 128 KiB per buffer
         auto A = makeBuffer("A", {n}), B = makeBuffer("B", {n}), C = makeBuffer("C", {n});
         Var i("i");
         auto f = std::make_shared<LoweredFunc>();
@@ -273,7 +274,7 @@ private Q_SLOTS:
         measure::LocalRunner flushed(ro);
         ro.repeat = 12;
         measure::LocalRunner flushed12(ro);
-        // Alternate, and compare the medians, so that a busy moment hits both.
+        // Alternate, so that a busy moment hits both; warm's fastest against cold's median.
         std::vector<double> w, c;
         for (int k = 0; k < 5; ++k) {
             const auto rw = warm.run(b, built), rc = flushed.run(b, built);
@@ -285,8 +286,8 @@ private Q_SLOTS:
         }
         std::sort(w.begin(), w.end());
         std::sort(c.begin(), c.end());
-        qInfo("median of 5: flushed (fastest of its repeats) %.4f ms, warm %.4f ms", c[2] * 1e3, w[2] * 1e3);
-        QVERIFY2(c[2] > 1.2 * w[2], qPrintable(QStringLiteral("flushed %1 ms, warm %2 ms").arg(c[2] * 1e3).arg(w[2] * 1e3)));
+        qInfo("flushed (median of 5, each its fastest repeat) %.4f ms, warm (fastest of 5) %.4f ms", c[2] * 1e3, w[0] * 1e3);
+        QVERIFY2(c[2] > 1.2 * w[0], qPrintable(QStringLiteral("flushed %1 ms, warm %2 ms").arg(c[2] * 1e3).arg(w[0] * 1e3)));
         const auto r12 = flushed12.run(b, built);
         QVERIFY(r12[0].ok());
         QCOMPARE(r12[0].costs.size(), size_t(12));  // a larger repeat is kept
