@@ -22,7 +22,7 @@
 //              `auto` picks for networks whose weights exceed a quarter of the measured LLC)
 //   clean      repeat 1 x 100 ms counting only the slices in which no thread of the worker was
 //              preempted (TimerOptions::rejectPreempted, timer.h); clean5/...: 5 x 20 ms of those.
-// All policies spend about the same 100 ms per state. For each policy the table gives, over the
+// All policies but cold spend about the same 100 ms per state. For each policy the table gives, over the
 // states, the median and 90th percentile of the per-state coefficient of variation across rounds
 // (sample stdev / mean), the share of states within 3%, the median max/min ratio, and the wall time
 // per measurement (load + warm-up + timing, as the tuner pays it). Two diagnostic columns say how

@@ -8,9 +8,10 @@
 /// in the last-level cache (LLC) inside the network. A kernel tuned with warm caches (TVM's default,
 /// `enable_cpu_cache_flush=False`) whose inputs and weights exceed the LLC is timed faster than it
 /// runs between the other kernels of a network, so the search favours the wrong schedules (issue
-/// 15: resnet-18's 46.8 MB of weights against a 32 MB L3). The tuner reads the LLC size here to pick
-/// the measurement policy per task (tuning/measure_policy.h). TVM has no such query; its
-/// `HardwareParams` knows only the cache line.
+/// 15: resnet-18's 46.8 MB of weights against a 32 MB L3). The tuner picks the measurement policy
+/// per task (tuning/measure_policy.h) from the LLC this process keeps, measured
+/// (machine_peak.h effectiveLastLevelCacheBytes) and capped at the size read here: on a VM sysfs
+/// reports the host's. TVM has no such query; its `HardwareParams` knows only the cache line.
 
 #include <cstdint>
 #include <string>

@@ -171,8 +171,10 @@ public:
     const std::optional<ResumeStats>& resumeStats() const { return m_resume; }
     /// The runner as built, in one line for logs, e.g. "local sandbox (16-lane FMAs): number 3,
     /// repeat 1, min_repeat_ms 100, timeout 10 s, cache flush on" (read back from the runner object;
-    /// with --cache-flush auto "cache flush auto: 3 of 22 tasks flushed, LLC 33.6 MB"). A local
-    /// runner's line names the full-rate FMA width the cost model assumes (TuneOptions::fmaLanes).
+    /// with --cache-flush auto "cache flush auto: 22 of 22 tasks flushed, LLC 50.3 MB measured (sysfs
+    /// 503.3 MB)"). A local runner's line names the full-rate FMA width the cost model assumes
+    /// (TuneOptions::fmaLanes) and, when it flushes any task, how a flushed kernel is timed ("(a flushed
+    /// kernel: number 1, repeat 10, min_repeat_ms 0)", RunnerOptions::enableCpuCacheFlush).
     std::string runnerSummary() const;
     /// The measurement policy of every tuned task (network().tasks() order), as chosen from
     /// job().runner.cacheFlush; empty for GPU targets (no cache flush there).
