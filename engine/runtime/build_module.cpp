@@ -470,14 +470,18 @@ double relativeMaxError(const float* got, const float* want, size_t n) {
 
 std::string BuildReport::text() const {
     std::ostringstream os;
-    char line[512];
+    char line[640];
+    char hugeLine[96] = "";
+    if (hugePageBytes >= 0)
+        std::snprintf(hugeLine, sizeof hugeLine, "; %.2f MB of them on 2 MiB pages", hugePageBytes / 1e6);
+    const std::string hugePages = hugeLine;
     std::snprintf(line, sizeof line,
                   "Compiled for %s: %d graph nodes, %d kernel calls, %zu distinct kernels\n"
                   "  schedules: %d calls tuned, %d default, %d unscheduled (%s log: %d records, %d bad lines)\n"
-                  "  memory: %.2f MB intermediates (%.2f MB without reuse), %.2f MB constants\n"
+                  "  memory: %.2f MB intermediates (%.2f MB without reuse), %.2f MB constants%s\n"
                   "  time: passes %.2f s, lowering %.2f s, LLVM %.2f s, loading %.2f s\n",
                   target.c_str(), graphNodes, groups, kernels.size(), tunedCalls, defaultCalls, unscheduledCalls,
-                  logFormat.c_str(), logRecords, logBadLines, plannedBytes / 1e6, naiveBytes / 1e6, paramBytes / 1e6, passSeconds,
+                  logFormat.c_str(), logRecords, logBadLines, plannedBytes / 1e6, naiveBytes / 1e6, paramBytes / 1e6, hugePages.c_str(), passSeconds,
                   lowerSeconds, compileSeconds, loadSeconds);
     os << line;
     if (!winogradChoice.empty()) {
@@ -940,6 +944,7 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
         const int id = int(&n - mod.m_runtime->graph().nodes.data());
         mod.m_runtime->setParam(id, a.data.data(), a.data.size());
     }
+    rep.hugePageBytes = mod.m_runtime->hugePageBytes();
     return mod;
 }
 

@@ -124,6 +124,9 @@ struct BuildReport {
     int64_t plannedBytes = 0;    ///< intermediate storage after memory planning (bytes)
     int64_t naiveBytes = 0;      ///< intermediate storage with one buffer per tensor (bytes)
     int64_t paramBytes = 0;      ///< constants (bytes)
+    /// Bytes of the loaded network's tensors (constants and intermediates) that the kernel backs
+    /// with 2 MiB huge pages (support/huge_page_arena.h); -1 when not loaded or not known.
+    int64_t hugePageBytes = -1;
     double passSeconds = 0, lowerSeconds = 0, compileSeconds = 0, loadSeconds = 0;  ///< wall time
     std::vector<KernelReport> kernels;  ///< distinct kernels, in order of first call
 

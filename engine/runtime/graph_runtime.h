@@ -13,7 +13,8 @@
 /// links neither LLVM nor the compiler.
 ///
 /// Memory: every tensor lives in a storage chosen by the static memory plan (memory_plan.h); the
-/// executor allocates each storage once (64-byte aligned, float32 elements) when it is created.
+/// executor allocates each storage once (64-byte aligned, float32 elements, all in one block of
+/// 2 MiB huge pages: support/huge_page_arena.h) when it is created.
 /// Constants (weights) are copied into their storages once (`setParam`) and never touched again;
 /// inputs are copied in by `setInput` before `run`; outputs are read after `run`.
 ///
@@ -24,6 +25,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "engine/support/huge_page_arena.h"
 
 namespace tb::runtime {
 
@@ -114,13 +117,17 @@ public:
 
     /// Bytes held by all storages.
     int64_t allocatedBytes() const;
+    /// Bytes of the storages' block on 2 MiB huge pages now (HugePageArena::hugePageBytes; -1 where
+    /// unknown).
+    int64_t hugePageBytes() const { return m_arena->hugePageBytes(); }
 
 private:
     void callNode(size_t k);
 
     ExecGraph m_graph;
     std::vector<KernelFn> m_funcs;
-    std::vector<void*> m_storage;                 // one 64-byte aligned block per storage id
+    std::unique_ptr<support::HugePageArena> m_arena;  // every storage, on huge pages
+    std::vector<void*> m_storage;                 // per storage id, 64-byte aligned, into m_arena
     std::vector<std::vector<void*>> m_args;       // per Op node, the argument pointers
     std::vector<int> m_ops;
 };

@@ -336,7 +336,8 @@ private Q_SLOTS:
         // measurer makes) and in the window's rows.
         const int64_t llc = runner == QLatin1String("local") ? measure::effectiveLastLevelCacheBytes() : 0;
         int64_t weights = 0;
-        for (const graph::Node& n : tuning::loadNetwork(tuner->job().network).nodes())
+        const graph::Graph net = tuning::loadNetwork(tuner->job().network);  // outlives the loop
+        for (const graph::Node& n : net.nodes())
             if (n.kind == graph::NodeKind::Constant) weights += int64_t(n.value->f.size() * sizeof(float));
         QVERIFY(weights > 0);
         const auto& policies = tuner->measurePolicies();

@@ -75,7 +75,7 @@ SOURCES=(
   engine/codegen/kernel_runtime.cpp
   engine/runtime/network_executor.cpp engine/runtime/deployed_network.cpp engine/runtime/graph_runtime.cpp
   engine/runtime/graph_json.cpp
-  engine/support/py_json.cpp engine/support/thread_pool.cpp
+  engine/support/py_json.cpp engine/support/thread_pool.cpp engine/support/huge_page_arena.cpp
 )
 HEADERS=("$ROOT"/engine/rpc/*.h "$ROOT"/engine/measure/timer.h "$ROOT"/engine/measure/child_run.h
          "$ROOT"/engine/measure/check_blob.h "$ROOT"/engine/support/*.h
