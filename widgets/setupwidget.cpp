@@ -110,6 +110,10 @@ SetupWidget::SetupWidget(const QStringList& networks, TargetValidator targetVali
     m_winograd = new QCheckBox(m_netBox);
     m_winograd->setChecked(true);
     m_netForm->addRow(QString(), m_winograd);
+    m_winogradOrDirect = new QCheckBox(m_netBox);
+    m_winogradOrDirect->setObjectName(QStringLiteral("WinogradOrDirect"));
+    m_netForm->addRow(QString(), m_winogradOrDirect);
+    connect(m_winograd, &QCheckBox::toggled, m_winogradOrDirect, &QWidget::setEnabled);
     outer->addWidget(m_netBox);
 
     m_tgtBox = new QGroupBox(this);
@@ -288,7 +292,8 @@ void SetupWidget::applyMode() {
     for (QWidget* w : std::initializer_list<QWidget*>{m_tuner, m_nTrial}) m_searchForm->setRowVisible(w, autotvm);
     for (QWidget* w : std::initializer_list<QWidget*>{m_trials, m_perRound, m_strategy, m_costModel, m_taskIds, m_defaultSeed})
         m_searchForm->setRowVisible(w, !autotvm);
-    for (QWidget* w : std::initializer_list<QWidget*>{m_onnxRow, m_layout, m_shapes, m_winograd}) m_netForm->setRowVisible(w, !autotvm);
+    for (QWidget* w : std::initializer_list<QWidget*>{m_onnxRow, m_layout, m_shapes, m_winograd, m_winogradOrDirect})
+        m_netForm->setRowVisible(w, !autotvm);
     // A VTA target measures on the simulator in process (local) or on a VTA device of a tracker (rpc).
     for (QWidget* w : std::initializer_list<QWidget*>{m_runner, m_tracker, m_key})
         m_runForm->setRowVisible(w, !autotvm || m_vtaTarget);
@@ -305,6 +310,10 @@ void SetupWidget::retranslate() {
     updateShapesHint();
     m_winograd->setText(tr("Rewrite 3×3 convolutions to winograd (as TVM)"));
     m_winograd->setToolTip(tr("Off keeps NHWC 3×3 convolutions direct: the tasks then differ from TVM's"));
+    m_winogradOrDirect->setText(tr("Also tune each winograd convolution direct; run the faster"));
+    m_winogradOrDirect->setToolTip(tr("Adds, after TVM's tasks, the direct conv2d task of each winograd task "
+                                      "(--winograd-or-direct); the compiled network runs whichever has the "
+                                      "faster record, per convolution"));
     m_onnx->setPlaceholderText(tr("(none: use the zoo network)"));
     m_browse->setText(tr("Open ONNX…"));
     m_tgtBox->setTitle(tr("Target"));
@@ -405,6 +414,7 @@ session::TuningJob SetupWidget::job() const {
     j.batch = m_batch->value();
     j.layout = m_layout->currentText();
     j.winograd = m_winograd->isChecked();
+    j.winogradOrDirect = j.winograd && m_winogradOrDirect->isChecked();
     j.target = isHostTarget() ? QString() : m_target->currentText().trimmed();
     j.targetHost = m_gpuTarget ? m_targetHost->text().trimmed() : QString();
     j.autotvm = m_mode->currentData().toBool();
@@ -452,6 +462,8 @@ void SetupWidget::setJob(const session::TuningJob& j) {
     m_batch->setValue(j.batch);
     m_layout->setCurrentText(j.layout);
     m_winograd->setChecked(j.winograd);
+    m_winogradOrDirect->setChecked(j.winogradOrDirect);
+    m_winogradOrDirect->setEnabled(j.winograd);
     if (j.target.isEmpty())
         m_target->setCurrentIndex(0);
     else

@@ -112,6 +112,7 @@ private:
     QLabel* m_shapesHint;
     QLabel* m_shapesError;
     QCheckBox* m_winograd;
+    QCheckBox* m_winogradOrDirect;  ///< --winograd-or-direct
     QComboBox* m_target;
     QLineEdit* m_targetHost;
     bool m_vtaTarget = false;  // a VTA target: AutoTVM mode only, measured by the simulator (local) or a VTA device (rpc)

@@ -57,6 +57,7 @@ int runTasks(const QStringList& args) {
     eo.target = parsed.isGpu() ? parsed.str() : targetText;
     eo.includeSimpleTasks = p.isSet(simple);
     eo.winograd = net.winograd(p);
+    eo.winogradAlternatives = net.source(p).winogradAlternatives;
     auto tasks = graph::extractTasks(g, eo);
 
     if (p.isSet(json)) {
@@ -68,6 +69,7 @@ int runTasks(const QStringList& args) {
             j["flop"] = t.flop;
             j["desc"] = t.desc;
             j["dag"] = t.dag.print(false);
+            if (t.alternativeOf >= 0) j["alternative_of"] = t.alternativeOf;
             arr.push_back(j);
         }
         std::fprintf(stdout, "%s\n", arr.dump(2).c_str());
@@ -79,7 +81,12 @@ int runTasks(const QStringList& args) {
         const auto& t = tasks[i];
         std::fprintf(stdout, "========== Task %zu  (workload key: %s) ==========\n%s", i, t.workloadKey.c_str(),
                      t.dag.print(false).c_str());
-        std::fprintf(stdout, "weight: %d  FLOPs: %.0f  desc: %s\n\n", t.weight, t.flop, t.desc.c_str());
+        std::fprintf(stdout, "weight: %d  FLOPs: %.0f  desc: %s\n", t.weight, t.flop, t.desc.c_str());
+        if (t.alternativeOf >= 0)
+            std::fprintf(stdout, "direct alternative of task %d (winograd): the network runs the faster of the two\n",
+                         t.alternativeOf);
+        std::fprintf(stdout, "\n");
+        if (t.alternativeOf >= 0) continue;  // its convolutions are counted once, with the winograd task
         total += t.weight;
         flops += t.flop * t.weight;
     }

@@ -16,6 +16,8 @@ tuning::NetworkSource NetworkOptions::source(const QCommandLineParser& p) const 
     s.layout = p.value(layout).toStdString();
     TB_USER_CHECK(s.layout == "NHWC" || s.layout == "NCHW") << "--layout must be NHWC or NCHW, got '" << s.layout << "'";
     s.winograd = !p.isSet(noWinograd);
+    s.winogradAlternatives = p.isSet(winogradOrDirect);
+    TB_USER_CHECK(s.winograd || !s.winogradAlternatives) << "--winograd-or-direct and --no-winograd contradict";
     if (p.isSet(network)) {
         TB_USER_CHECK(!p.isSet(shape)) << "--shape applies to --onnx models only";
         s.zooName = p.value(network).toStdString();
@@ -38,6 +40,7 @@ QStringList NetworkOptions::arguments(const tuning::NetworkSource& s) {
     if (s.batch != defaults.batch) a << QStringLiteral("--batch") << QString::number(s.batch);
     if (s.layout != defaults.layout) a << QStringLiteral("--layout") << QString::fromStdString(s.layout);
     if (!s.winograd) a << QStringLiteral("--no-winograd");
+    if (s.winogradAlternatives) a << QStringLiteral("--winograd-or-direct");
     return a;
 }
 

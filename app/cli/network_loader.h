@@ -28,13 +28,21 @@ struct NetworkOptions {
         QStringLiteral("no-winograd"),
         QStringLiteral("Keep NHWC 3x3 convolutions direct where TVM rewrites them to winograd (the tasks then "
                        "differ from TVM's; tune, compile and run must agree).")};
-    QList<QCommandLineOption> options() const { return {network, onnx, batch, layout, shape, noWinograd}; }
+    QCommandLineOption winogradOrDirect{
+        QStringLiteral("winograd-or-direct"),
+        QStringLiteral("Also tune, beside each winograd task, the direct conv2d task of the same convolutions "
+                       "(appended after TVM's tasks); compile then runs whichever has the faster record, per "
+                       "convolution. Not a TVM option.")};
+    QList<QCommandLineOption> options() const {
+        return {network, onnx, batch, layout, shape, noWinograd, winogradOrDirect};
+    }
     void addTo(QCommandLineParser& p) const { p.addOptions(options()); }
     /// False when --no-winograd is given (graph::AlterLayoutOptions::winograd).
     bool winograd(const QCommandLineParser& p) const { return !p.isSet(noWinograd); }
     /// The network the options name. Throws tb::UserError naming the bad option.
     tuning::NetworkSource source(const QCommandLineParser& p) const;
-    /// The options naming `source` (--batch, --layout, --no-winograd only when not the default).
+    /// The options naming `source` (--batch, --layout, --no-winograd, --winograd-or-direct only when
+    /// not the default).
     static QStringList arguments(const tuning::NetworkSource& source);
     /// The graph the options name. Throws tb::UserError naming the bad option.
     graph::Graph load(const QCommandLineParser& p) const { return tuning::loadNetwork(source(p)); }

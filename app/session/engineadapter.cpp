@@ -47,6 +47,7 @@ tuning::TuningJob engineJob(const TuningJob& j) {
     e.network.batch = j.batch;
     e.network.layout = sstr(j.layout);
     e.network.winograd = j.winograd;
+    e.network.winogradAlternatives = j.winograd && j.winogradOrDirect;
     e.target = sstr(j.target);
     e.targetHost = sstr(j.targetHost);
 
@@ -93,6 +94,7 @@ TuningJob sessionJob(const tuning::TuningJob& e) {
     j.batch = int(e.network.batch);
     j.layout = qstr(e.network.layout);
     j.winograd = e.network.winograd;
+    j.winogradOrDirect = e.network.winogradAlternatives;
     j.target = qstr(e.target);
     j.targetHost = qstr(e.targetHost);
 

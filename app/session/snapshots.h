@@ -218,13 +218,14 @@ struct TuningHistory {
 /// that the session panel can set every option the CLI has. The worker converts it
 /// (adapter::engineJob); defaults are the CLI's unless noted.
 struct TuningJob {
-    // ---- network (--network | --onnx, --shape, --batch, --layout, --no-winograd)
+    // ---- network (--network | --onnx, --shape, --batch, --layout, --no-winograd, --winograd-or-direct)
     QString network = QStringLiteral("mobilenet");  ///< zoo name; ignored when onnxPath is set
     QString onnxPath;
     QStringList shapes;          ///< "name=1,3,224,224" bindings for dynamic ONNX inputs
     int batch = 1;
     QString layout = QStringLiteral("NHWC");
     bool winograd = true;        ///< false = --no-winograd
+    bool winogradOrDirect = false; ///< --winograd-or-direct: also tune each winograd conv's direct task
     // ---- target (--target, --target-host)
     QString target;              ///< TVM target string; empty = host CPU
     QString targetHost;          ///< GPU targets: the host target (TVM's host=, --target-host); empty = none

@@ -316,8 +316,8 @@ int main(int argc, char** argv) try {
         policies.push_back({s.name + "/min", s.name, reduceMin});
     }
     const double measurements = double(ok.size()) * o.rounds;
-    std::printf("\n%-11s %-22s %9s %9s %9s %11s %13s %11s %9s %9s\n", "policy", "setting", "CV med", "CV p90", "<=3%",
-                "max/min med", "ms/measure", "vs tvm ms", "rnd-norm", "nbr-norm");
+    std::printf("\n%-11s %-22s %9s %9s %9s %11s %13s %11s %9s %9s %10s\n", "policy", "setting", "CV med", "CV p90", "<=3%",
+                "max/min med", "ms/measure", "vs tvm ms", "rnd-norm", "nbr-norm", "state ms");
     for (const auto& p : policies) {
         const Setting& s = *std::find_if(settings.begin(), settings.end(), [&](const Setting& x) { return x.name == p.setting; });
         std::vector<double> cvs, spread, lat;
@@ -372,10 +372,10 @@ int main(int argc, char** argv) try {
         char setting[40];
         std::snprintf(setting, sizeof(setting), "%d x %g ms%s", s.repeat, s.minRepeatMs,
                       s.flush ? " flushed" : s.rejectPreempted ? " clean" : s.slices > 1 ? (" / " + std::to_string(s.slices) + " fastest").c_str() : "");
-        std::printf("%-11s %-22s %8.2f%% %8.2f%% %4d/%-4zu %11.3f %13.1f %11s %8.2f%% %8.2f%%\n", p.name.c_str(), setting,
-                    100 * medianOf(cvs), 100 * quantile(cvs, 0.9), within, cvs.size(), medianOf(spread),
+        std::printf("%-11s %-22s %8.2f%% %8.2f%% %4d/%-4zu %11.3f %13.1f %11s %8.2f%% %8.2f%% %10.4f\n", p.name.c_str(),
+                    setting, 100 * medianOf(cvs), 100 * quantile(cvs, 0.9), within, cvs.size(), medianOf(spread),
                     1e3 * wall[p.setting] / measurements, ratio > 0 ? std::to_string(ratio).substr(0, 5).c_str() : "-",
-                    100 * medianOf(cvRound), 100 * medianOf(cvNbr));
+                    100 * medianOf(cvRound), 100 * medianOf(cvNbr), 1e3 * medianOf(lat));
         if (s.repeat > 1) {
             // How far the repeats of one measurement spread, against the spread between measurements.
             std::vector<double> within;
@@ -392,7 +392,8 @@ int main(int argc, char** argv) try {
             std::printf("%-11s   CV of two back-to-back measurements: median %.2f%%\n", "", 100 * medianOf(pc));
         }
     }
-    std::printf("\nwall %.0f s. 'vs tvm': median over states of (policy's median latency / tvm's median latency).\n",
+    std::printf("\nwall %.0f s. 'vs tvm': median over states of (policy's median latency / tvm's median latency); "
+                "'state ms': median over states of each one's median latency.\n",
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     return 0;
 } catch (const std::exception& e) {

@@ -205,11 +205,61 @@ std::vector<ExtractedTask> extractTasksFromOptimized(const Graph& optimized, con
     return tasks;
 }
 
+namespace {
+bool isWinogradGroup(const Graph& g, const FusedGroup& fg) {
+    for (NodeId id : fg.nodes)
+        if (g.node(id).kind == NodeKind::Op && g.node(id).op == "nn.contrib_conv2d_winograd_without_weight_transform")
+            return true;
+    return false;
+}
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> winogradDirectKeys(const Graph& g, const AlterLayoutOptions& ao) {
+    const OpImplementation impl = gpuImplementation(ao);
+    const Graph wg = optimizeForTasks(g, ao);
+    const std::vector<FusedGroup> wgroups = fuseOps(wg);
+    if (std::none_of(wgroups.begin(), wgroups.end(), [&](const FusedGroup& fg) { return isWinogradGroup(wg, fg); }))
+        return {};
+    AlterLayoutOptions direct = ao;
+    direct.winograd = false;
+    direct.winogradAt = nullptr;
+    const Graph dg = optimizeForTasks(g, direct);
+    const std::vector<FusedGroup> dgroups = fuseOps(dg);
+    if (wgroups.size() != dgroups.size()) return {};
+    std::vector<std::pair<std::string, std::string>> pairs;
+    for (size_t i = 0; i < wgroups.size(); ++i) {
+        if (!isWinogradGroup(wg, wgroups[i])) continue;
+        pairs.emplace_back(lowerGroup(wg, wgroups[i], impl).dag.workloadKey(),
+                           lowerGroup(dg, dgroups[i], impl).dag.workloadKey());
+    }
+    return pairs;
+}
+
 std::vector<ExtractedTask> extractTasks(const Graph& g, const TaskExtractionOptions& options) {
     AlterLayoutOptions ao = alterOptionsForTarget(options.target);
     ao.winograd = options.winograd;
     Graph opt = optimizeForTasks(g, ao);
-    return extractTasksFromOptimized(opt, ao, options.includeSimpleTasks);
+    std::vector<ExtractedTask> tasks = extractTasksFromOptimized(opt, ao, options.includeSimpleTasks);
+    if (!options.winograd || !options.winogradAlternatives) return tasks;
+    const auto pairs = winogradDirectKeys(g, ao);
+    if (pairs.empty()) return tasks;
+    AlterLayoutOptions direct = ao;
+    direct.winograd = false;
+    const std::vector<ExtractedTask> directTasks =
+        extractTasksFromOptimized(optimizeForTasks(g, direct), direct, options.includeSimpleTasks);
+    auto indexOf = [](const std::vector<ExtractedTask>& ts, const std::string& key) {
+        for (size_t i = 0; i < ts.size(); ++i)
+            if (ts[i].workloadKey == key) return int(i);
+        return -1;
+    };
+    for (const auto& [wkey, dkey] : pairs) {
+        const int w = indexOf(tasks, wkey), d = indexOf(directTasks, dkey);
+        if (w < 0 || d < 0 || indexOf(tasks, dkey) >= 0) continue;  // already a task (or paired)
+        ExtractedTask alt = directTasks[size_t(d)];
+        alt.alternativeOf = w;
+        tasks.push_back(std::move(alt));
+    }
+    return tasks;
 }
 
 std::string legacyTvmWorkloadKey(const te::ComputeDAG& dag) {

@@ -25,6 +25,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/graph/fuse_ops.h"
@@ -42,8 +43,15 @@ struct ExtractedTask {
     double flop = 0;          ///< FLOPs of one occurrence (TVM FlopEstimator), -1 if uncountable
     /// TVM-style function name of the first occurrence, e.g. "vm_mod_fused_nn_conv2d_add_nn_relu".
     std::string desc;
-    /// The graph nodes (after optimizeForTasks) that are the roots of this task's groups.
+    /// The graph nodes (after optimizeForTasks) that are the roots of this task's groups. For a
+    /// direct alternative (alternativeOf >= 0): the nodes of the graph optimized without winograd.
     std::vector<NodeId> groupRoots;
+    /// -1, or (TaskExtractionOptions::winogradAlternatives) the index in the task list of the
+    /// winograd task this direct conv2d task is the alternative of: the same convolutions (and
+    /// fused epilogue), computed directly. The network runs whichever of the two is faster
+    /// (runtime::BuildOptions::winograd), so the task scheduler counts the pair once, at the
+    /// faster one's latency (tuning::SchedulerTask::alternativeOf).
+    int alternativeOf = -1;
 };
 
 struct TaskExtractionOptions {
@@ -57,7 +65,20 @@ struct TaskExtractionOptions {
     bool includeSimpleTasks = false;
     /// false: no winograd rewrite of NHWC 3x3 convolutions (AlterLayoutOptions::winograd).
     bool winograd = true;
+    /// With `winograd`: also extract, for each winograd task, the direct conv2d task of the same
+    /// convolutions (ExtractedTask::alternativeOf), appended after TVM's tasks (whose order and IDs
+    /// do not change). Not a TVM option: TVM fixes winograd by a shape rule (x86: 64 < CO < 512);
+    /// whether winograd wins depends on the machine, e.g. its transformed weights are 4x (6x6 / 3x3)
+    /// larger, which costs where the weights come cold from DRAM (resnet-50's 14x14x256 convs).
+    bool winogradAlternatives = false;
 };
+
+/// For each fused group that TVM's rule (`ao`, with ao.winograd) makes a winograd convolution, in
+/// graph order: the workload key of its winograd task and that of the direct conv2d task the same
+/// group has when the graph is optimized without winograd. The two optimized graphs partition
+/// alike, group for group, except for those convolutions; empty when they do not (then no pairing
+/// is known) or when no group is winograd.
+std::vector<std::pair<std::string, std::string>> winogradDirectKeys(const Graph& g, const AlterLayoutOptions& ao);
 
 /// The pass options implied by a target string (see TaskExtractionOptions::target): the strategy
 /// family from the kind and TVM's keys (a `mali` key -> Mali; cuda -> Cuda; other opencl ->

@@ -218,32 +218,16 @@ void lowerWithLayouts(KernelJob& job, const LayoutRewrite& rw) {
 }
 
 /// For each convolution that TVM's rule rewrites to winograd (in the order AlterOpLayout meets
-/// them): keep winograd (true) or compile it direct (false), by the log. `wg` / `wgroups`: the
-/// network optimized and partitioned under the rule. The two variants of the network (the rule,
-/// and every such conv direct) are partitioned alike, group for group, except
-/// that each such conv's group is a winograd task in one and a conv2d task in the other; the
-/// cheaper record of the two wins, a record beats none, and with no record for either the rule
-/// stands. Empty when the log decides nothing differently from the rule, or when the variants do
-/// not pair up (then the rule, as TVM).
-std::vector<bool> chooseWinogradPerConv(const graph::Graph& g, const graph::Graph& wg,
-                                        const std::vector<graph::FusedGroup>& wgroups,
-                                        const graph::AlterLayoutOptions& ao, const record::HistoryBest& history,
-                                        const std::string& target) {
-    graph::AlterLayoutOptions direct = ao;
-    direct.winograd = false;
-    const graph::Graph dg = graph::optimizeForTasks(g, direct);
-    const std::vector<graph::FusedGroup> dgroups = graph::fuseOps(dg);
-    if (wgroups.size() != dgroups.size()) return {};
+/// them): keep winograd (true) or compile it direct (false), by the log. Each such conv's group is
+/// a winograd task under the rule and a conv2d task with every such conv direct
+/// (graph::winogradDirectKeys); the cheaper record of the two wins, a record beats none, and with
+/// no record for either the rule stands. Empty when the log decides nothing differently from the
+/// rule, or when the variants do not pair up (then the rule, as TVM).
+std::vector<bool> chooseWinogradPerConv(const graph::Graph& g, const graph::AlterLayoutOptions& ao,
+                                        const record::HistoryBest& history, const std::string& target) {
     std::vector<bool> keep;
     bool differs = false;
-    for (size_t i = 0; i < wgroups.size(); ++i) {
-        bool isWinograd = false;
-        for (graph::NodeId id : wgroups[i].nodes)
-            isWinograd |= wg.node(id).kind == graph::NodeKind::Op &&
-                          wg.node(id).op == "nn.contrib_conv2d_winograd_without_weight_transform";
-        if (!isWinograd) continue;
-        const std::string wkey = graph::lowerGroup(wg, wgroups[i]).dag.workloadKey();
-        const std::string dkey = graph::lowerGroup(dg, dgroups[i]).dag.workloadKey();
+    for (const auto& [wkey, dkey] : graph::winogradDirectKeys(g, ao)) {
         const double wc = history.queryCost(target, wkey), dc = history.queryCost(target, dkey);
         const bool useWinograd = !(dc < wc);  // +inf when there is no record
         differs |= !useWinograd;
@@ -720,7 +704,7 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
     graph::Graph opt = graph::optimizeForTasks(g, ao);
     std::vector<graph::FusedGroup> groups = graph::fuseOps(opt);
     if (history && !gpu && opts.winograd && ao.autoScheduler) {
-        rep.winogradChoice = chooseWinogradPerConv(g, opt, groups, ao, *history, rep.target);
+        rep.winogradChoice = chooseWinogradPerConv(g, ao, *history, rep.target);
         if (!rep.winogradChoice.empty()) {
             ao.winogradAt = [keep = rep.winogradChoice](int k) { return k >= int(keep.size()) || keep[size_t(k)]; };
             opt = graph::optimizeForTasks(g, ao);

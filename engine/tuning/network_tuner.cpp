@@ -60,7 +60,7 @@ NetworkTuner::NetworkTuner(std::vector<NetworkTask> tasks, TuneOptions options, 
         if (auto ops = t.task.dag->ops(); !ops.empty())
             if (auto* a = ops.back()->attr(te::attr::kTaskSchedulerTag))
                 if (auto* s = std::get_if<std::string>(a)) tag = *s;
-        st.push_back({t.task.workloadKey, t.task.desc, t.task.flop(), t.weight, tag});
+        st.push_back({t.task.workloadKey, t.task.desc, t.task.flop(), t.weight, tag, t.alternativeOf});
         auto policy = std::make_unique<search::SketchPolicy>(t.task, m_model, m_options.policy, m_options.seed + uint64_t(i) * 7919);
         if (m_options.seedDefaultSchedule) {
             search::DefaultScheduleOptions dso;

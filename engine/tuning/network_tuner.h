@@ -28,6 +28,9 @@ namespace tb::tuning {
 struct NetworkTask {
     search::SearchTask task;
     double weight = 1;
+    /// -1, or the index (in the tuner's task list) of the winograd task this direct conv2d task is
+    /// the alternative of (graph::ExtractedTask::alternativeOf, SchedulerTask::alternativeOf).
+    int alternativeOf = -1;
 };
 
 struct TuneOptions {

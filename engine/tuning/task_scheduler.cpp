@@ -33,6 +33,14 @@ TaskScheduler::TaskScheduler(std::vector<SchedulerTask> tasks, std::vector<std::
     m_history.assign(n, {});
     m_dead.assign(n, 0);
     m_lastGradients.assign(n, 0.0);
+    m_alternatives.assign(n, {});
+    for (size_t i = 0; i < n; ++i) {
+        const int a = m_tasks[i].alternativeOf;
+        if (a < 0) continue;
+        TB_CHECK(a < int(n) && a != int(i) && m_tasks[size_t(a)].alternativeOf < 0)
+            << "task " << i << " is an alternative of task " << a << ", which is not a primary task";
+        m_alternatives[size_t(a)].push_back(int(i));
+    }
     // TVM: num_measures_per_round = min(opt.num_measures_per_round, num_measure_trials // n_tasks).
     m_perRound = m_opt.numMeasuresPerRound;
     if (m_opt.numMeasureTrials > 0) m_perRound = std::min(m_perRound, m_opt.numMeasureTrials / int(n));
@@ -67,8 +75,39 @@ void TaskScheduler::restore(int taskId, int trials, double bestCost) {
 
 double TaskScheduler::score(const std::vector<double>& costs) const {
     double s = 0;
-    for (size_t i = 0; i < costs.size(); ++i) s += m_tasks[i].weight * costs[i];
+    for (size_t i = 0; i < costs.size(); ++i) {
+        if (m_tasks[i].alternativeOf >= 0) continue;  // counted with the task it is an alternative of
+        double c = costs[i];
+        for (int j : m_alternatives[i]) c = std::min(c, costs[size_t(j)]);
+        s += m_tasks[i].weight * c;
+    }
     return s;
+}
+
+double TaskScheduler::chainGradient(size_t i, const std::vector<double>& costs) const {
+    const size_t primary = m_tasks[i].alternativeOf >= 0 ? size_t(m_tasks[i].alternativeOf) : i;
+    if (m_alternatives[primary].empty()) return m_tasks[i].weight;  // d(w * c) / dc, as TVM's numeric chain rule
+    std::vector<size_t> members{primary};
+    for (int j : m_alternatives[primary]) members.push_back(size_t(j));
+    // Each member against the best of the others at equal effort: j's best after as many rounds as
+    // the member has had (a member tuned less is not judged against a partner tuned more).
+    auto bestAfter = [&](size_t j, int rounds) {
+        if (rounds <= 0) return kMaxCost;
+        const auto& h = m_history[j];
+        return rounds <= int(h.size()) ? h[size_t(rounds - 1)] : costs[j];
+    };
+    constexpr double kTemperature = 0.1;  // relative gap that divides a member's share by e
+    double sum = 0, mine = 0;
+    for (size_t m : members) {
+        double other = kMaxCost;
+        for (size_t j : members)
+            if (j != m) other = std::min(other, bestAfter(j, std::min(m_taskCts[m], m_taskCts[j])));
+        const double gap = std::max(0.0, costs[m] / other - 1);
+        const double e = std::exp(-std::min(gap / kTemperature, 700.0));
+        sum += e;
+        if (m == i) mine = e;
+    }
+    return m_tasks[primary].weight * mine / sum;
 }
 
 bool TaskScheduler::allTasksHaveCost() const {
@@ -111,11 +150,8 @@ int TaskScheduler::pickNext() {
     std::vector<double> grads(n, 0.0);
     for (size_t i = 0; i < n; ++i) {
         if (m_dead[i]) continue;
-        // Chain rule: d(score)/d(best_i), numerically as TVM does.
-        const double delta = 1e-4;
-        std::vector<double> nc = m_bestCosts;
-        nc[i] -= delta;
-        double chain = (score(m_bestCosts) - score(nc)) / delta;
+        // Chain rule: d(score)/d(best_i) (TVM takes it numerically: the weight).
+        const double chain = chainGradient(i, m_bestCosts);
         double backward = 0;
         int t = m_taskCts[i];
         int w = m_opt.backwardWindow;

@@ -46,6 +46,16 @@ struct SchedulerTask {
     double flop = 0;           ///< FLOPs of one run of the task
     double weight = 1;         ///< occurrences in the network
     std::string similarityTag; ///< op-kind tag (TVM attr auto_scheduler_task_scheduler_tag); empty = none
+    /// -1, or the index of the task this one is an alternative implementation of (a direct conv2d
+    /// beside its winograd task, graph::ExtractedTask::alternativeOf): the network runs the faster
+    /// of the two, so the pair counts once in the objective, as `weight_of_that_task *
+    /// min(best_cost)`. For the gradient, d min / d best_cost_i becomes a share of that weight:
+    /// each member's gap to the best other member at equal effort (that member's best after as many
+    /// rounds as this one has had), gap = max(0, c_i / c_other - 1), weighs exp(-gap / 0.1), and
+    /// the shares are these weights normalised. A member a few percent behind keeps drawing rounds
+    /// (it may overtake), one 1.5x behind almost none. Not in TVM (its task list fixes winograd).
+    /// The referenced task must have alternativeOf -1.
+    int alternativeOf = -1;
 };
 
 struct TaskSchedulerOptions {
@@ -109,6 +119,9 @@ public:
 
 private:
     double score(const std::vector<double>& costs) const;
+    /// d score / d costs[i]: the task's weight, or for a member of an alternative pair its share
+    /// of the pair's weight (SchedulerTask::alternativeOf).
+    double chainGradient(size_t i, const std::vector<double>& costs) const;
     int pickNext();
     void tuneTask(int idx);
     void adjustSimilarityGroup(int idx);
@@ -121,6 +134,7 @@ private:
     std::vector<int> m_taskCts, m_taskBestCts;
     std::vector<std::vector<double>> m_history;
     std::vector<char> m_dead;
+    std::vector<std::vector<int>> m_alternatives; // per task: the tasks whose alternativeOf it is
     std::vector<int> m_groupOf;                 // -1 = no group
     std::vector<std::vector<int>> m_groups;
     std::vector<double> m_lastGradients;

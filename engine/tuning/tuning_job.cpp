@@ -214,6 +214,7 @@ std::unique_ptr<Tuner> buildTuner(const TuningJob& job) {
     graph::TaskExtractionOptions eo;
     eo.target = t->m_target.recordString;
     eo.winograd = job.network.winograd;
+    eo.winogradAlternatives = job.network.winogradAlternatives;
     const auto extracted = graph::extractTasks(g, eo);
     TB_USER_CHECK(!extracted.empty()) << "the network has no task to tune";
     t->m_extracted = int(extracted.size());
@@ -242,6 +243,11 @@ std::unique_ptr<Tuner> buildTuner(const TuningJob& job) {
         nt.task.hardware = t->m_hardware;
         nt.task.layoutRewrite = t->m_layoutRewrite;
         nt.weight = e.weight;
+        if (e.alternativeOf >= 0 && keep[size_t(e.alternativeOf)]) {
+            // Its winograd task comes first (alternatives follow TVM's tasks): its new index.
+            const auto it = std::find(t->m_taskIndices.begin(), t->m_taskIndices.end(), e.alternativeOf);
+            nt.alternativeOf = int(it - t->m_taskIndices.begin());
+        }
         if (!gpu) {
             const TaskMeasurePolicy mp = chooseMeasurePolicy(measure::dagTraffic(e.dag).inputBytes, networkWeightBytes,
                                                              job.runner.cacheFlush, llc);

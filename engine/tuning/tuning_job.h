@@ -47,6 +47,10 @@ struct NetworkSource {
     std::string layout = "NHWC";        ///< "NHWC" (ONNX models are converted) or "NCHW"
     /// false keeps NHWC 3x3 convolutions direct where TVM rewrites them to winograd (TaskExtractionOptions::winograd).
     bool winograd = true;
+    /// With `winograd`: also tune, beside each winograd task, the direct conv2d task of the same
+    /// convolutions (TaskExtractionOptions::winogradAlternatives; `--winograd-or-direct`); the
+    /// compiler then runs whichever has the faster record, per convolution.
+    bool winogradAlternatives = false;
     bool operator==(const NetworkSource&) const = default;
 };
 

@@ -135,6 +135,7 @@ private Q_SLOTS:
     void testIncludeSimpleTasks();
     void testTargetOptions();
     void testNoWinograd();
+    void testWinogradAlternatives();
 };
 
 // mobilenet NHWC batch 1: the 22 tasks TVM printed (seeds/003), byte for byte, weights of §5.1.
@@ -436,6 +437,53 @@ void TestTaskExtraction::testNoWinograd() {
         QVERIFY2(found, t.workloadKey.c_str());
     }
     QCOMPARE(winogradTasks, 6);  // REFERENCE-ZOO §5.2: six winograd tasks in TVM's resnet-18 list
+}
+
+void TestTaskExtraction::testWinogradAlternatives() {
+    // resnet-18 with winogradAlternatives: TVM's 24 tasks unchanged and in place, then one direct
+    // conv2d task per winograd task, pointing at it, with the same weight and the direct task's key
+    // (the one --no-winograd extracts for those convolutions), never a key of TVM's list.
+    const Graph g = makeNetwork("resnet-18", 1, "NHWC");
+    const auto rule = extractTasks(g);
+    TaskExtractionOptions o;
+    o.winogradAlternatives = true;
+    const auto both = extractTasks(g, o);
+    o.winogradAlternatives = false;
+    o.winograd = false;
+    const auto direct = extractTasks(g, o);
+    QCOMPARE(rule.size(), size_t(24));
+    QCOMPARE(both.size(), size_t(30));
+    std::set<std::string> ruleKeys, directKeys, paired;
+    for (size_t i = 0; i < rule.size(); ++i) {
+        QCOMPARE(both[i].workloadKey, rule[i].workloadKey);
+        QCOMPARE(both[i].alternativeOf, -1);
+        ruleKeys.insert(rule[i].workloadKey);
+    }
+    for (const auto& d : direct) directKeys.insert(d.workloadKey);
+    for (size_t i = rule.size(); i < both.size(); ++i) {
+        const ExtractedTask& alt = both[i];
+        QVERIFY(alt.alternativeOf >= 0 && alt.alternativeOf < int(rule.size()));
+        const ExtractedTask& w = rule[size_t(alt.alternativeOf)];
+        QVERIFY2(w.desc.find("winograd") != std::string::npos, w.desc.c_str());
+        QVERIFY2(alt.desc.find("winograd") == std::string::npos, alt.desc.c_str());
+        QCOMPARE(alt.weight, w.weight);
+        QVERIFY(directKeys.count(alt.workloadKey) && !ruleKeys.count(alt.workloadKey));
+        // Same data and output shapes; the winograd task packs [6, 6, CI, CO], the direct one reads
+        // the [3, 3, CI, CO] kernel.
+        const auto wk = nlohmann::json::parse(w.workloadKey), dk = nlohmann::json::parse(alt.workloadKey);
+        QVERIFY(dk[1] == wk[1]);
+        QVERIFY(dk[dk.size() - 1] == wk[wk.size() - 1]);
+        QVERIFY(dk[2].get<std::vector<int64_t>>() ==
+                (std::vector<int64_t>{3, 3, wk[2][2].get<int64_t>(), wk[2][3].get<int64_t>()}));
+        paired.insert(w.workloadKey);
+    }
+    QCOMPARE(paired.size(), size_t(6));  // every winograd task has its alternative
+    // Without winograd there is nothing to pair; nor on a network without winograd convolutions.
+    o.winogradAlternatives = true;
+    QCOMPARE(extractTasks(g, o).size(), direct.size());
+    o.winograd = true;
+    const Graph mb = makeNetwork("mobilenet", 1, "NHWC");
+    QCOMPARE(extractTasks(mb, o).size(), extractTasks(mb).size());
 }
 
 QTEST_APPLESS_MAIN(TestTaskExtraction)

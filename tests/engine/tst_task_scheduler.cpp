@@ -95,6 +95,56 @@ private Q_SLOTS:
         QVERIFY(ts.lastGradients()[0] <= 0 && ts.lastGradients()[1] <= 0);
     }
 
+    // A direct conv2d task beside its winograd task (SchedulerTask::alternativeOf): the network runs
+    // the faster, so the pair counts once, at its minimum, and a member far behind draws no rounds
+    // after warm-up, while one within a few percent keeps drawing some (it may overtake).
+    void testAlternativesCountOnceAtTheFaster() {
+        for (const double directBase : {8e-3, 4.1e-3}) {
+            std::vector<int> log;
+            TaskSchedulerOptions o;
+            o.numMeasureTrials = 40 * 16;
+            o.numMeasuresPerRound = 16;
+            o.seed = 3;
+            auto t = tasks(3, {1, 3, 3});
+            t[2].alternativeOf = 1;  // task 2 is the direct alternative of winograd task 1
+            // task 0: 2 ms, task 1: 4 ms, task 2: directBase; all halve with tuning (floor 0.5).
+            TaskScheduler ts(std::move(t), tuners(&log, {{2e-3, 0.5}, {4e-3, 0.5}, {directBase, 0.5}}), o);
+            ts.tune();
+            const auto& c = ts.bestCosts();
+            QCOMPARE(ts.currentScore(), 1 * c[0] + 3 * std::min(c[1], c[2]));
+            const int n1 = int(std::count(log.begin(), log.end(), 1)), n2 = int(std::count(log.begin(), log.end(), 2));
+            if (directBase > 5e-3) {
+                // 2x slower at every round count: the warm-up round only (one more at most).
+                QVERIFY2(n2 <= 2, qPrintable(QStringLiteral("the slow alternative got %1 rounds").arg(n2)));
+                QVERIFY(n1 >= 10);
+            } else {
+                // 2.5% slower: it shares the pair's rounds.
+                QVERIFY2(n2 >= 4, qPrintable(QStringLiteral("the close alternative got %1 rounds").arg(n2)));
+            }
+        }
+        // As ordinary tasks, the same slow task would take rounds for its own weight.
+        std::vector<int> log;
+        TaskSchedulerOptions o;
+        o.numMeasureTrials = 40 * 16;
+        o.numMeasuresPerRound = 16;
+        o.seed = 3;
+        TaskScheduler plain(tasks(3, {1, 3, 3}), tuners(&log, {{2e-3, 0.5}, {4e-3, 0.5}, {8e-3, 0.5}}), o);
+        plain.tune();
+        QVERIFY(std::count(log.begin(), log.end(), 2) >= 10);
+        // An alternative of an alternative is refused.
+        auto chain = tasks(3);
+        chain[1].alternativeOf = 0;
+        chain[2].alternativeOf = 1;
+        std::vector<int> unused;
+        bool threw = false;
+        try {
+            TaskScheduler bad(std::move(chain), tuners(&unused, {{1, 1}, {1, 1}, {1, 1}}), o);
+        } catch (const std::exception&) {
+            threw = true;
+        }
+        QVERIFY(threw);
+    }
+
     void testPerTaskEarlyStoppingAndExhaustion() {
         std::vector<int> log;
         TaskSchedulerOptions o;

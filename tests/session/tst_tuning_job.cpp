@@ -36,6 +36,7 @@ QMap<QString, QString> fields(const tuning::TuningJob& j) {
         {QStringLiteral("batch"), QString::number(j.network.batch)},
         {QStringLiteral("layout"), s(j.network.layout)},
         {QStringLiteral("winograd"), b(j.network.winograd)},
+        {QStringLiteral("winogradAlternatives"), b(j.network.winogradAlternatives)},
         {QStringLiteral("target"), s(j.target)},
         {QStringLiteral("targetHost"), s(j.targetHost)},
         {QStringLiteral("trials"), QString::number(j.search.trials)},
@@ -111,6 +112,7 @@ private Q_SLOTS:
         row("--batch", {QStringLiteral("--batch"), QStringLiteral("4")}, {QStringLiteral("batch=4")});
         row("--layout", {QStringLiteral("--layout"), QStringLiteral("NCHW")}, {QStringLiteral("layout=NCHW")});
         row("--no-winograd", {QStringLiteral("--no-winograd")}, {QStringLiteral("winograd=false")});
+        row("--winograd-or-direct", {QStringLiteral("--winograd-or-direct")}, {QStringLiteral("winogradAlternatives=true")});
         row("--target", {QStringLiteral("--target"), QStringLiteral("llvm -mcpu=core-avx2")},
             {QStringLiteral("target=llvm -mcpu=core-avx2")});
         row("--target --target-host",
@@ -206,6 +208,9 @@ private Q_SLOTS:
         QTest::addRow("shape for a zoo network") << withBase({QStringLiteral("--shape"), QStringLiteral("x=1")})
                                                  << QStringLiteral("--shape");
         QTest::addRow("trials") << withBase({QStringLiteral("--trials"), QStringLiteral("many")}) << QStringLiteral("--trials");
+        QTest::addRow("winograd contradiction")
+            << withBase({QStringLiteral("--no-winograd"), QStringLiteral("--winograd-or-direct")})
+            << QStringLiteral("--winograd-or-direct");
         QTest::addRow("number") << withBase({QStringLiteral("--number"), QStringLiteral("0")}) << QStringLiteral("--number");
         QTest::addRow("min repeat") << withBase({QStringLiteral("--min-repeat-ms"), QStringLiteral("0.5")})
                                     << QStringLiteral("--min-repeat-ms");
@@ -281,6 +286,41 @@ private Q_SLOTS:
     // worker builds its engine exactly so: adapter::engineJob, then tuning::buildTuner), and every
     // task's measurement policy: on/off for all; auto per task from this machine's LLC (local) or
     // warm (rpc: the device's LLC is unknown); the window's task rows show it.
+    // --winograd-or-direct: the tuner's task list holds TVM's tasks, then the direct alternatives,
+    // each pointing at its winograd task's position in the tuner's list (also when --tasks picks a
+    // subset), and the scheduler counts each pair once.
+    void testWinogradAlternativesReachScheduler() {
+        QTemporaryDir dir;
+        session::TuningJob window;
+        window.network = QStringLiteral("resnet-18");
+        window.winogradOrDirect = true;
+        window.logPath = dir.filePath(QStringLiteral("wod.json"));
+        const auto all = tuning::buildTuner(session::adapter::engineJob(window));
+        QCOMPARE(all->extractedTasks(), 30);
+        const auto& tasks = all->network().tasks();
+        int alternatives = 0;
+        for (size_t i = 0; i < tasks.size(); ++i) {
+            if (tasks[i].alternativeOf < 0) continue;
+            ++alternatives;
+            QVERIFY(i >= 24);
+            const auto& w = tasks[size_t(tasks[i].alternativeOf)];
+            QVERIFY2(w.task.desc.find("winograd") != std::string::npos, w.task.desc.c_str());
+            QCOMPARE(tasks[i].weight, w.weight);
+        }
+        QCOMPARE(alternatives, 6);
+        // A subset: winograd task 14 and its alternative (extraction index 28), plus task 2 without
+        // one; and alternative 29 alone, whose winograd task 15 is not tuned (no pair then).
+        window.taskIds = {2, 14, 28, 29};
+        const auto some = tuning::buildTuner(session::adapter::engineJob(window));
+        const auto& st = some->network().tasks();
+        QCOMPARE(st.size(), size_t(4));
+        QCOMPARE(some->taskIndices(), (std::vector<int>{2, 14, 28, 29}));
+        QCOMPARE(st[0].alternativeOf, -1);
+        QCOMPARE(st[1].alternativeOf, -1);
+        QCOMPARE(st[2].alternativeOf, 1);
+        QCOMPARE(st[3].alternativeOf, -1);
+    }
+
     void testCacheFlushReachesRunner_data() {
         QTest::addColumn<QString>("runner");
         QTest::addColumn<QString>("mode");
