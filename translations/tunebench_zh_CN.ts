@@ -1259,8 +1259,8 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
         <translation>关闭时 NHWC 3×3 卷积保持直接计算：任务将与 TVM 的不同</translation>
     </message>
     <message>
-        <source>Also tune each winograd convolution direct; run the faster</source>
-        <translation>同时以直接卷积调优每个 Winograd 卷积；运行较快者</translation>
+        <source>Also tune them direct, run the faster</source>
+        <translation>也以直接卷积调优，运行较快者</translation>
     </message>
     <message>
         <source>Adds, after TVM&apos;s tasks, the direct conv2d task of each winograd task (--winograd-or-direct); the compiled network runs whichever has the faster record, per convolution</source>

@@ -310,7 +310,7 @@ void SetupWidget::retranslate() {
     updateShapesHint();
     m_winograd->setText(tr("Rewrite 3×3 convolutions to winograd (as TVM)"));
     m_winograd->setToolTip(tr("Off keeps NHWC 3×3 convolutions direct: the tasks then differ from TVM's"));
-    m_winogradOrDirect->setText(tr("Also tune each winograd convolution direct; run the faster"));
+    m_winogradOrDirect->setText(tr("Also tune them direct, run the faster"));
     m_winogradOrDirect->setToolTip(tr("Adds, after TVM's tasks, the direct conv2d task of each winograd task "
                                       "(--winograd-or-direct); the compiled network runs whichever has the "
                                       "faster record, per convolution"));
