@@ -169,6 +169,20 @@ std::vector<ExtractedTask> extractTasksFromOptimized(const Graph& optimized, boo
     return extractTasksFromOptimized(optimized, AlterLayoutOptions{}, includeSimpleTasks);
 }
 
+namespace {
+// A task as its first group makes it: weight 1, named after the group as TVM names the function.
+ExtractedTask firstOccurrence(const std::string& key, te::ComputeDAG dag, const std::string& groupName, NodeId root) {
+    ExtractedTask task;
+    task.workloadKey = key;
+    task.flop = dag.flopCount();
+    task.dag = std::move(dag);
+    task.weight = 1;
+    task.desc = "vm_mod_" + groupName;
+    task.groupRoots.push_back(root);
+    return task;
+}
+}  // namespace
+
 std::vector<ExtractedTask> extractTasksFromOptimized(const Graph& optimized, const AlterLayoutOptions& target,
                                                      bool includeSimpleTasks) {
     const OpImplementation impl = gpuImplementation(target);
@@ -188,15 +202,8 @@ std::vector<ExtractedTask> extractTasksFromOptimized(const Graph& optimized, con
         std::string key = lg.dag.workloadKey();
         auto it = byKey.find(key);
         if (it == byKey.end()) {
-            ExtractedTask task;
-            task.workloadKey = key;
-            task.flop = lg.dag.flopCount();
-            task.dag = std::move(lg.dag);
-            task.weight = 1;
-            task.desc = "vm_mod_" + fg.name;
-            task.groupRoots.push_back(fg.root);
             byKey[key] = tasks.size();
-            tasks.push_back(std::move(task));
+            tasks.push_back(firstOccurrence(key, std::move(lg.dag), fg.name, fg.root));
         } else {
             tasks[it->second].weight += 1;
             tasks[it->second].groupRoots.push_back(fg.root);
@@ -214,23 +221,24 @@ bool isWinogradGroup(const Graph& g, const FusedGroup& fg) {
 }
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> winogradDirectKeys(const Graph& g, const AlterLayoutOptions& ao) {
-    const OpImplementation impl = gpuImplementation(ao);
-    const Graph wg = optimizeForTasks(g, ao);
-    const std::vector<FusedGroup> wgroups = fuseOps(wg);
-    if (std::none_of(wgroups.begin(), wgroups.end(), [&](const FusedGroup& fg) { return isWinogradGroup(wg, fg); }))
+std::vector<WinogradDirectPair> winogradDirectPairs(const Graph& g, const Graph& ruleGraph,
+                                                    const std::vector<FusedGroup>& ruleGroups,
+                                                    const AlterLayoutOptions& ao) {
+    if (std::none_of(ruleGroups.begin(), ruleGroups.end(),
+                     [&](const FusedGroup& fg) { return isWinogradGroup(ruleGraph, fg); }))
         return {};
     AlterLayoutOptions direct = ao;
     direct.winograd = false;
     direct.winogradAt = nullptr;
     const Graph dg = optimizeForTasks(g, direct);
     const std::vector<FusedGroup> dgroups = fuseOps(dg);
-    if (wgroups.size() != dgroups.size()) return {};
-    std::vector<std::pair<std::string, std::string>> pairs;
-    for (size_t i = 0; i < wgroups.size(); ++i) {
-        if (!isWinogradGroup(wg, wgroups[i])) continue;
-        pairs.emplace_back(lowerGroup(wg, wgroups[i], impl).dag.workloadKey(),
-                           lowerGroup(dg, dgroups[i], impl).dag.workloadKey());
+    if (ruleGroups.size() != dgroups.size()) return {};
+    const OpImplementation impl = gpuImplementation(ao);
+    std::vector<WinogradDirectPair> pairs;
+    for (size_t i = 0; i < ruleGroups.size(); ++i) {
+        if (!isWinogradGroup(ruleGraph, ruleGroups[i])) continue;
+        pairs.push_back({lowerGroup(ruleGraph, ruleGroups[i], impl).dag.workloadKey(),
+                         lowerGroup(dg, dgroups[i], impl).dag, dgroups[i].name, dgroups[i].root});
     }
     return pairs;
 }
@@ -241,22 +249,23 @@ std::vector<ExtractedTask> extractTasks(const Graph& g, const TaskExtractionOpti
     Graph opt = optimizeForTasks(g, ao);
     std::vector<ExtractedTask> tasks = extractTasksFromOptimized(opt, ao, options.includeSimpleTasks);
     if (!options.winograd || !options.winogradAlternatives) return tasks;
-    const auto pairs = winogradDirectKeys(g, ao);
-    if (pairs.empty()) return tasks;
-    AlterLayoutOptions direct = ao;
-    direct.winograd = false;
-    const std::vector<ExtractedTask> directTasks =
-        extractTasksFromOptimized(optimizeForTasks(g, direct), direct, options.includeSimpleTasks);
-    auto indexOf = [](const std::vector<ExtractedTask>& ts, const std::string& key) {
-        for (size_t i = 0; i < ts.size(); ++i)
-            if (ts[i].workloadKey == key) return int(i);
-        return -1;
-    };
-    for (const auto& [wkey, dkey] : pairs) {
-        const int w = indexOf(tasks, wkey), d = indexOf(directTasks, dkey);
-        if (w < 0 || d < 0 || indexOf(tasks, dkey) >= 0) continue;  // already a task (or paired)
-        ExtractedTask alt = directTasks[size_t(d)];
-        alt.alternativeOf = w;
+    std::map<std::string, size_t> byKey;
+    for (size_t i = 0; i < tasks.size(); ++i) byKey[tasks[i].workloadKey] = i;
+    const size_t tvmTasks = tasks.size();
+    for (WinogradDirectPair& p : winogradDirectPairs(g, opt, fuseOps(opt), ao)) {
+        const auto w = byKey.find(p.winogradKey);
+        if (w == byKey.end()) continue;
+        std::string key = p.direct.workloadKey();
+        const auto d = byKey.find(key);
+        if (d != byKey.end()) {
+            if (d->second < tvmTasks) continue;  // already one of TVM's tasks: not an alternative
+            tasks[d->second].weight += 1;          // another convolution of the same alternative
+            tasks[d->second].groupRoots.push_back(p.directRoot);
+            continue;
+        }
+        ExtractedTask alt = firstOccurrence(key, std::move(p.direct), p.directName, p.directRoot);
+        alt.alternativeOf = int(w->second);
+        byKey[std::move(key)] = tasks.size();
         tasks.push_back(std::move(alt));
     }
     return tasks;

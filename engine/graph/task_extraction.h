@@ -25,7 +25,6 @@
 #include <functional>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "engine/graph/fuse_ops.h"
@@ -73,12 +72,22 @@ struct TaskExtractionOptions {
     bool winogradAlternatives = false;
 };
 
-/// For each fused group that TVM's rule (`ao`, with ao.winograd) makes a winograd convolution, in
-/// graph order: the workload key of its winograd task and that of the direct conv2d task the same
-/// group has when the graph is optimized without winograd. The two optimized graphs partition
-/// alike, group for group, except for those convolutions; empty when they do not (then no pairing
-/// is known) or when no group is winograd.
-std::vector<std::pair<std::string, std::string>> winogradDirectKeys(const Graph& g, const AlterLayoutOptions& ao);
+/// One fused group that TVM's rule makes a winograd convolution, and the same group when the graph
+/// is optimized with every such convolution direct.
+struct WinogradDirectPair {
+    std::string winogradKey;  ///< workload key of the group under the rule
+    te::ComputeDAG direct;    ///< the group lowered direct (its conv2d task's DAG)
+    std::string directName;   ///< FuseOps name of the direct group, e.g. "fused_nn_conv2d_add_nn_relu"
+    NodeId directRoot = -1;   ///< its root in the graph optimized without winograd
+};
+
+/// The winograd groups of `ruleGraph` (the network `g` optimized under TVM's rule `ao`, partitioned
+/// into `ruleGroups`), in graph order, each paired with its direct group. The two optimized graphs
+/// partition alike, group for group, except for those convolutions; empty when they do not (then
+/// no pairing is known) or when no group is winograd. Only the paired groups are lowered.
+std::vector<WinogradDirectPair> winogradDirectPairs(const Graph& g, const Graph& ruleGraph,
+                                                    const std::vector<FusedGroup>& ruleGroups,
+                                                    const AlterLayoutOptions& ao);
 
 /// The pass options implied by a target string (see TaskExtractionOptions::target): the strategy
 /// family from the kind and TVM's keys (a `mali` key -> Mali; cuda -> Cuda; other opencl ->

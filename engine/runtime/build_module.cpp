@@ -218,17 +218,20 @@ void lowerWithLayouts(KernelJob& job, const LayoutRewrite& rw) {
 }
 
 /// For each convolution that TVM's rule rewrites to winograd (in the order AlterOpLayout meets
-/// them): keep winograd (true) or compile it direct (false), by the log. Each such conv's group is
-/// a winograd task under the rule and a conv2d task with every such conv direct
-/// (graph::winogradDirectKeys); the cheaper record of the two wins, a record beats none, and with
-/// no record for either the rule stands. Empty when the log decides nothing differently from the
+/// them): keep winograd (true) or compile it direct (false), by the log. `wg` / `wgroups`: the
+/// network optimized and partitioned under the rule. Each such conv's group is a winograd task
+/// there and a conv2d task with every such conv direct (graph::winogradDirectPairs); the cheaper
+/// record of the two wins, a record beats none, and with no record for either the rule stands. Empty when the log decides nothing differently from the
 /// rule, or when the variants do not pair up (then the rule, as TVM).
-std::vector<bool> chooseWinogradPerConv(const graph::Graph& g, const graph::AlterLayoutOptions& ao,
-                                        const record::HistoryBest& history, const std::string& target) {
+std::vector<bool> chooseWinogradPerConv(const graph::Graph& g, const graph::Graph& wg,
+                                        const std::vector<graph::FusedGroup>& wgroups,
+                                        const graph::AlterLayoutOptions& ao, const record::HistoryBest& history,
+                                        const std::string& target) {
     std::vector<bool> keep;
     bool differs = false;
-    for (const auto& [wkey, dkey] : graph::winogradDirectKeys(g, ao)) {
-        const double wc = history.queryCost(target, wkey), dc = history.queryCost(target, dkey);
+    for (const graph::WinogradDirectPair& p : graph::winogradDirectPairs(g, wg, wgroups, ao)) {
+        const double wc = history.queryCost(target, p.winogradKey);
+        const double dc = history.queryCost(target, p.direct.workloadKey());
         const bool useWinograd = !(dc < wc);  // +inf when there is no record
         differs |= !useWinograd;
         keep.push_back(useWinograd);
@@ -704,7 +707,7 @@ CompiledModule build(const graph::Graph& g, const BuildOptions& options) {
     graph::Graph opt = graph::optimizeForTasks(g, ao);
     std::vector<graph::FusedGroup> groups = graph::fuseOps(opt);
     if (history && !gpu && opts.winograd && ao.autoScheduler) {
-        rep.winogradChoice = chooseWinogradPerConv(g, ao, *history, rep.target);
+        rep.winogradChoice = chooseWinogradPerConv(g, opt, groups, ao, *history, rep.target);
         if (!rep.winogradChoice.empty()) {
             ao.winogradAt = [keep = rep.winogradChoice](int k) { return k >= int(keep.size()) || keep[size_t(k)]; };
             opt = graph::optimizeForTasks(g, ao);
