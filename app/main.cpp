@@ -95,6 +95,9 @@ int main(int argc, char** argv) {
                               QStringLiteral("TAB"), QStringLiteral("graph"));
     QCommandLineOption log(QStringLiteral("log"), QStringLiteral("Record log (default tunebench_<network>.json)."),
                            QStringLiteral("FILE"));
+    QCommandLineOption winogradOrDirect(QStringLiteral("winograd-or-direct"),
+                                        QStringLiteral("Also tune each winograd task's direct conv2d task; compile "
+                                                       "runs the faster per convolution (as tunebench-cli tune)."));
     QCommandLineOption resume(QStringLiteral("resume"), QStringLiteral("Continue from the records already in the log."));
     QCommandLineOption lang(QStringLiteral("lang"), QStringLiteral("User interface language: en or zh_CN (default: the system's)."),
                             QStringLiteral("LOCALE"));
@@ -134,7 +137,8 @@ int main(int argc, char** argv) {
     QCommandLineOption shotAfter(QStringLiteral("screenshot-after"),
                                  QStringLiteral("Seconds to wait before the screenshot (default 30)."),
                                  QStringLiteral("S"), QStringLiteral("30"));
-    p.addOptions({autostart, benchAtStart, network, onnx, trials, perRound, costModel, target, targetHost, log, resume, lang, noTracker,
+    p.addOptions({autostart, benchAtStart, network, onnx, trials, perRound, costModel, target, targetHost, log, resume,
+                  winogradOrDirect, lang, noTracker,
                   fleetArm, fleetHost, fleetMali, fleetVta, key, sessionOpt, inspect, compare, mode, tuner, nTrial, dagTab, shot, shotAfter});
     {
         // --help and --version need no display: answer them before the GUI application exists
@@ -202,6 +206,7 @@ int main(int argc, char** argv) {
                   : p.isSet(key) ? QStringLiteral("tunebench_%1_%2.json").arg(job.network, p.value(key))
                                  : QStringLiteral("tunebench_%1.json").arg(job.network);
     job.resume = p.isSet(resume);
+    job.winogradOrDirect = p.isSet(winogradOrDirect);
     job.autotvm = p.value(mode) == QLatin1String("autotvm");
     job.tuner = p.value(tuner);
     job.nTrial = std::max(1, p.value(nTrial).toInt());
