@@ -152,6 +152,7 @@ void collectIr(const lower::Stmt& s, std::vector<const lower::StmtNode*>& out) {
             for (const auto& c : lower::as<lower::SeqNode>(s)->seq) collectIr(c, out);
             break;
         case lower::StmtKind::Barrier: break;  // a GPU barrier is neither a loop nor a store
+        case lower::StmtKind::Prefetch: break;  // a cache hint, added after features are taken
     }
 }
 

@@ -521,6 +521,7 @@ private:
                 return;
             case StmtKind::Attr: return emit(lower::as<lower::AttrNode>(s)->body);
             case StmtKind::Barrier: line() << m_l.barrier << "\n"; return;
+            case StmtKind::Prefetch: return;  // a CPU cache hint; GPU kernels have none
         }
     }
 

@@ -14,6 +14,7 @@
 #include "engine/codegen/kernel_abi.h"
 #include "engine/codegen/llvm_headers.h"
 #include "engine/codegen/llvm_init.h"
+#include "engine/lower/prefetch.h"
 #include "engine/lower/simplify.h"
 #include "engine/support/error.h"
 #include "engine/support/md5.h"
@@ -40,6 +41,10 @@ void initializeLlvm() {
 }
 
 namespace {
+
+// Weight prefetch (prefetch.h) is decided at code generation: a function with weights is compiled
+// with prefetches unless TB_PREFETCH=0, and its cache key says so.
+bool prefetchesWeights(const lower::LoweredFunc& f) { return !f.weightArgs.empty() && lower::weightPrefetchEnabled(); }
 
 constexpr int kMaxLanes = 64;
 constexpr int64_t kMaxStackBytes = 256 * 1024;
@@ -114,6 +119,7 @@ bool canVectorize(const Stmt& s, const te::Var& lane) {
             return true;
         case lower::StmtKind::Attr: return canVectorize(lower::as<lower::AttrNode>(s)->body, lane);
         case lower::StmtKind::Barrier: return false;
+        case lower::StmtKind::Prefetch: return false;
     }
     return false;
 }
@@ -149,7 +155,13 @@ public:
         beginFunction(impl);
         for (unsigned i = 0; i < f.args.size(); ++i) m_bufs[f.args[i]->key.get()] = {f.args[i], impl->getArg(i)};
         // Unrolling happens in the loop IR (copies simplified there), not while emitting LLVM IR.
-        emitStmt(lower::expandUnrolled(lower::unrollLoops(f.body), kMaxUnrolledStores));
+        Stmt body = lower::expandUnrolled(lower::unrollLoops(f.body), kMaxUnrolledStores);
+        if (prefetchesWeights(f)) {
+            std::vector<Buffer> weights;
+            for (int i : f.weightArgs) weights.push_back(f.args.at(static_cast<size_t>(i)));
+            body = lower::insertWeightPrefetch(body, weights);
+        }
+        emitStmt(body);
         m_b.CreateRetVoid();
         m_bufs.clear();
 
@@ -549,7 +561,22 @@ private:
             case lower::StmtKind::Attr: return emitStmt(lower::as<lower::AttrNode>(s)->body);
             case lower::StmtKind::Barrier:
                 TB_USER_ERROR() << "codegen: a GPU barrier in a CPU kernel (use codegen_gpu_source.h for GPU code)";
+            case lower::StmtKind::Prefetch: return emitPrefetch(lower::as<lower::PrefetchNode>(s));
         }
+    }
+
+    // llvm.prefetch(address, read, locality 2 = L2, data cache): prefetcht1 on x86, prfm pldl2keep
+    // on AArch64. A hint: it never faults, so an address past the buffer is harmless.
+    void emitPrefetch(const lower::PrefetchNode* pf) {
+        if (m_lanes > 1) return;  // prefetch.h places prefetches outside vector loops
+        auto it = m_bufs.find(pf->buffer->key.get());
+        TB_USER_CHECK(it != m_bufs.end()) << "codegen: prefetch of '" << pf->buffer->name << "', which is not in scope";
+        llvm::Value* off = emit(pf->offset);
+        // Not inbounds: the next block of the last iteration lies past the buffer.
+        llvm::Value* addr = m_b.CreateGEP(memType(it->second.buf->dtype), it->second.ptr, off);
+        llvm::Function* fn = llvm::Intrinsic::getDeclaration(&m_mod, llvm::Intrinsic::prefetch, {m_ptr});
+        m_b.CreateCall(fn, {addr, llvm::ConstantInt::get(m_i32, 0), llvm::ConstantInt::get(m_i32, 2),
+                            llvm::ConstantInt::get(m_i32, 1)});
     }
 
     void emitStore(const lower::BufferStoreNode* st) {
@@ -889,6 +916,17 @@ std::string emitToString(llvm::Module& mod, llvm::TargetMachine* tm, llvm::CodeG
     return std::string(buf.begin(), buf.end());
 }
 
+
+std::string keyText(const lower::LoweredFunc& f) {
+    std::string s = f.print();
+    if (prefetchesWeights(f)) {
+        s += "// prefetch v1:";
+        for (int i : f.weightArgs) s += " " + std::to_string(i);
+        s += "\n";
+    }
+    return s;
+}
+
 std::string cacheKey(const std::string& lowered, const Target& target, const CompileOptions& o) {
     return md5Hex(lowered + "\n" + target.str() + "\n" + (o.emitLlvmIr ? "ir" : "") + (o.emitAssembly ? "asm" : "") + "\n" +
                   (target.kind == "llvm" ? llvmPipeline(target, o) : std::string()));
@@ -939,7 +977,7 @@ CompiledKernel compile(const lower::LoweredFunc& f, const Target& target, const 
     out.target = target.str();
     out.runsOnHost = target.runsOnHost();
     out.loweredIr = f.print();
-    out.key = cacheKey(out.loweredIr, target, options);
+    out.key = cacheKey(keyText(f), target, options);
     for (auto& a : f.args) out.argElements.push_back(a->spanElements());
 
     auto tm = makeTargetMachine(target);
@@ -986,7 +1024,7 @@ KernelCache& cache() {
 
 std::shared_ptr<const CompiledKernel> compileCached(const lower::LoweredFunc& f, const Target& target,
                                                     const CompileOptions& options) {
-    const std::string key = cacheKey(f.print(), target, options);
+    const std::string key = cacheKey(keyText(f), target, options);
     {
         std::lock_guard lock(cache().mutex);
         auto it = cache().map.find(key);

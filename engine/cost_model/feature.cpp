@@ -252,6 +252,7 @@ struct LoopNestWalker {
                 static_cast<Derived*>(this)->store(lower::as<lower::BufferStoreNode>(s));
                 break;
             case StmtKind::Barrier: break;  // a GPU barrier touches no buffer: no features
+            case StmtKind::Prefetch: break;  // a cache hint (codegen inserts it after features are taken)
         }
     }
 

@@ -123,6 +123,10 @@ Stmt makeAttr(std::string key, int64_t value, Stmt body) {
     return std::make_shared<AttrNode>(std::move(key), value, std::move(body));
 }
 Stmt makeBarrier() { return std::make_shared<BarrierNode>(); }
+Stmt makePrefetch(Buffer buffer, Expr offset) {
+    TB_CHECK(buffer && offset && te::isInt(offset.dtype())) << "prefetch needs a buffer and an integer offset";
+    return std::make_shared<PrefetchNode>(std::move(buffer), std::move(offset));
+}
 Stmt makeNop() { return std::make_shared<SeqNode>(std::vector<Stmt>{}); }
 bool isNop(const Stmt& s) {
     if (!s) return true;
@@ -195,6 +199,11 @@ void printStmt(std::ostream& os, const Stmt& s, int indent) {
             return;
         }
         case StmtKind::Barrier: os << pad << "barrier\n"; return;
+        case StmtKind::Prefetch: {
+            auto* p = as<PrefetchNode>(s);
+            os << pad << "prefetch(" << p->buffer->name << ", " << te::toString(p->offset) << ")\n";
+            return;
+        }
     }
 }
 
@@ -249,6 +258,10 @@ Stmt substitute(const Stmt& s, const std::vector<std::pair<te::Var, Expr>>& map)
             return makeAttr(a->key, a->value, substitute(a->body, map));
         }
         case StmtKind::Barrier: return s;
+        case StmtKind::Prefetch: {
+            auto* p = as<PrefetchNode>(s);
+            return makePrefetch(p->buffer, sub(p->offset));
+        }
     }
     return s;
 }
@@ -269,6 +282,7 @@ void preOrderVisit(const Stmt& s, const std::function<void(const Stmt&)>& f) {
             break;
         case StmtKind::Attr: preOrderVisit(as<AttrNode>(s)->body, f); break;
         case StmtKind::Barrier: break;
+        case StmtKind::Prefetch: break;
     }
 }
 

@@ -21,6 +21,9 @@
 ///   - `Seq`        statements in order.
 ///   - `Attr`       a key/value pragma around a body; today `pragma_auto_unroll_max_step` (the Ansor
 ///                  annotation, consumed by `unrollLoops` in simplify.h) and `pragma_unroll_explicit`.
+///   - `Prefetch`   (CPU only) a hint: bring the cache line holding `buffer[offset]` (flat element
+///                  offset) into the L2 cache; no effect on values, never faults (llvm.prefetch).
+///                  Inserted by prefetch.h at code generation, never by the lowering.
 ///   - `Barrier`    (GPU only) every thread of the work-group / thread block waits here until all
 ///                  reached it, and their writes to Shared buffers are visible (TVM's
 ///                  `tvm_storage_sync("shared")`: OpenCL `barrier(CLK_LOCAL_MEM_FENCE)`, CUDA
@@ -101,7 +104,7 @@ te::Expr flatIndex(const Buffer& buffer, const std::vector<te::Expr>& indices);
 
 // ---- statements ----------------------------------------------------------------------------
 
-enum class StmtKind : uint8_t { For, Allocate, BufferStore, IfThenElse, Seq, Attr, Barrier };
+enum class StmtKind : uint8_t { For, Allocate, BufferStore, IfThenElse, Seq, Attr, Barrier, Prefetch };
 
 /// How a For loop runs (TVM's ForKind; Unrolled = kUnrolled, Vectorized = kVectorized,
 /// ThreadBinding = kThreadBinding: GPU only, the loop is a block / thread axis named by the For's
@@ -183,6 +186,14 @@ struct BarrierNode : StmtNode {
     BarrierNode() : StmtNode(StmtKind::Barrier) {}
 };
 
+/// CPU only: a prefetch hint for the cache line of `buffer` that holds flat element `offset` (an
+/// Int32/Int64 expression; it may point past the buffer's end: a prefetch never faults).
+struct PrefetchNode : StmtNode {
+    Buffer buffer;
+    te::Expr offset;
+    PrefetchNode(Buffer buf, te::Expr off) : StmtNode(StmtKind::Prefetch), buffer(std::move(buf)), offset(std::move(off)) {}
+};
+
 template <class T>
 const T* as(const Stmt& s) {
     return dynamic_cast<const T*>(s.get());
@@ -204,6 +215,7 @@ Stmt makeIf(te::Expr condition, Stmt thenCase, Stmt elseCase = nullptr);
 Stmt makeSeq(std::vector<Stmt> stmts);
 Stmt makeAttr(std::string key, int64_t value, Stmt body);
 Stmt makeBarrier();
+Stmt makePrefetch(Buffer buffer, te::Expr offset);
 /// The no-op statement (an empty Seq).
 Stmt makeNop();
 bool isNop(const Stmt& s);
@@ -215,6 +227,10 @@ struct LoweredFunc {
     std::string name = "default_function";
     std::vector<Buffer> args;
     Stmt body;
+    /// Indices into `args` of the weights: inputs that are layout-free placeholders of the DAG
+    /// (conv / dense / winograd kernels). A network reads them once per run, so they arrive from
+    /// DRAM; codegen prefetches their next parallel block (prefetch.h). Not part of print().
+    std::vector<int> weightArgs;
 
     /// TVM-like text (the form codegen's kernel cache hashes):
     /// ```

@@ -2,8 +2,10 @@
 #include "engine/lower/lower_dag.h"
 
 #include <map>
+#include <set>
 
 #include "engine/lower/simplify.h"
+#include "engine/schedule/layout_rewrite.h"
 #include "engine/support/error.h"
 
 namespace tb::lower {
@@ -70,9 +72,23 @@ Expr reduceCombine(te::ReduceKind k, Expr acc, Expr v) {
     return Expr();
 }
 
+std::vector<int> weightArgIndices(const te::ComputeDAG& dag) {
+    std::set<const te::OperationNode*> free;
+    for (const auto& op : dag.ops()) {
+        for (const auto& ph : op->layoutFreePlaceholders) free.insert(ph.get());
+        if (op->isPlaceholder() && op->attr(kLayoutRewrittenAttr)) free.insert(op.get());
+    }
+    std::vector<int> out;
+    const auto& ts = dag.tensors();
+    for (size_t i = 0; i < ts.size(); ++i)
+        if (free.count(ts[i].op().get())) out.push_back(static_cast<int>(i));
+    return out;
+}
+
 LoweredFunc lowerComputeDag(const te::ComputeDAG& dag, const std::string& name) {
     LoweredFunc f;
     f.name = name;
+    f.weightArgs = weightArgIndices(dag);
     std::map<const te::OperationNode*, Buffer> bufferOf;
     for (auto& t : dag.tensors()) {
         Buffer b = makeBuffer(t.name(), t.shape(), BufferScope::Global, {}, t.dtype());

@@ -40,6 +40,11 @@ te::Expr bindLoads(const te::Expr& e, const std::map<const te::OperationNode*, B
 /// its own `init`, here and in lower_state.h.
 te::Expr reduceIdentity(te::ReduceKind k, te::DType t);
 
+/// Indices into `dag.tensors()` (so into a lowered function's args) of the weights: placeholders
+/// some compute op lists as `layout_free_placeholders` (conv2d / dense / winograd kernels). The
+/// lowerings fill LoweredFunc::weightArgs with it (codegen prefetches them, prefetch.h).
+std::vector<int> weightArgIndices(const te::ComputeDAG& dag);
+
 /// One step of a reduction of kind `k`: acc + v, max(acc, v) or min(acc, v).
 te::Expr reduceCombine(te::ReduceKind k, te::Expr acc, te::Expr v);
 

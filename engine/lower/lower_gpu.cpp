@@ -108,6 +108,7 @@ public:
             case StmtKind::Barrier:
                 pending = SharedAccess{};
                 return s;
+            case StmtKind::Prefetch: return s;
         }
         return s;
     }
@@ -263,7 +264,7 @@ private:
                 auto* a = as<AttrNode>(s);
                 return makeAttr(a->key, a->value, expand(a->body));
             }
-            case StmtKind::Barrier: return s;
+            case StmtKind::Barrier: case StmtKind::Prefetch: return s;
         }
         return s;
     }
@@ -323,7 +324,7 @@ private:
                 return makeIf(i->condition, push(i->thenCase), i->elseCase ? push(i->elseCase) : nullptr);
             }
             case StmtKind::BufferStore: return copies(s);
-            case StmtKind::Barrier: return s;
+            case StmtKind::Barrier: case StmtKind::Prefetch: return s;
         }
         return s;
     }

@@ -153,6 +153,7 @@ void StateLowering::bindArguments(LoweredFunc& f) {
         << "lowerState: the state has " << m_state.stages().size() << " stages but its steps applied to the DAG give "
         << origin.size() << "; the state was not made from this DAG";
 
+    f.weightArgs = weightArgIndices(m_dag);
     std::unordered_map<const te::OperationNode*, Buffer> argOf;
     for (const auto& t : m_dag.tensors()) {
         std::vector<int64_t> shape = t.shape();

@@ -510,7 +510,7 @@ Stmt simplifyStmt(const Stmt& s, Analyzer& an) {
             if (isNop(body)) return makeNop();
             return makeAttr(a->key, a->value, body);
         }
-        case StmtKind::Barrier: return s;
+        case StmtKind::Barrier: case StmtKind::Prefetch: return s;
     }
     return s;
 }
@@ -563,7 +563,7 @@ Unrolled unroll(const Stmt& s, int64_t maxStep) {
             Unrolled body = unroll(a->body, a->key == attr::kAutoUnrollMaxStep ? a->value : maxStep);
             return {makeAttr(a->key, a->value, body.s), body.steps};
         }
-        case StmtKind::Barrier: return {s, 1};
+        case StmtKind::Barrier: case StmtKind::Prefetch: return {s, 1};
     }
     return {s, -1};
 }
@@ -615,7 +615,7 @@ Expanded expand(const Stmt& s, int64_t maxStores) {
             Expanded body = expand(a->body, maxStores);
             return {makeAttr(a->key, a->value, body.s), body.stores};
         }
-        case StmtKind::Barrier: return {s, 0};
+        case StmtKind::Barrier: case StmtKind::Prefetch: return {s, 0};
     }
     return {s, 0};
 }
@@ -683,7 +683,7 @@ Stmt forwardStores(const Stmt& s) {
             auto* a = as<AttrNode>(s);
             return makeAttr(a->key, a->value, forwardStores(a->body));
         }
-        case StmtKind::Barrier: return s;
+        case StmtKind::Barrier: case StmtKind::Prefetch: return s;
         case StmtKind::Seq: {
             std::vector<Stmt> out;
             int chain = 0;

@@ -166,7 +166,11 @@ te::ComputeDAG rewriteDag(const te::ComputeDAG& dag, const Operation& ph, const 
     TB_CHECK(readerIdx >= 0) << "layout rewrite: nothing reads " << ph->name;
     const int phIdx = dag.opIndex(ph.get());
     TB_CHECK(phIdx >= 0) << "layout rewrite: " << ph->name << " is not an op of the DAG";
-    const Operation newPh = te::placeholder(layout.newShape, ph->name, ph->dtype).op();
+    // Still a weight (read-only, once per network run) though no longer layout-free: codegen
+    // prefetches it (lower_dag.h weightArgIndices, prefetch.h).
+    auto marked = std::make_shared<OperationNode>(*te::placeholder(layout.newShape, ph->name, ph->dtype).op());
+    marked->attrs[kLayoutRewrittenAttr] = int64_t{1};
+    const Operation newPh = marked;
     const Operation newReader = rewriteReads(*ops[size_t(readerIdx)], ph, newPh, layout);
     ops[size_t(phIdx)] = newPh;
     ops[size_t(readerIdx)] = newReader;

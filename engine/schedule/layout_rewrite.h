@@ -41,6 +41,11 @@
 
 namespace tb {
 
+/// Attribute set (to 1) on the placeholder that replaces a rewritten weight: it is no longer among
+/// its reader's layout_free_placeholders (as in TVM), but it is still a weight (lower_dag.h
+/// weightArgIndices).
+inline constexpr const char* kLayoutRewrittenAttr = "layout_rewritten";
+
 /// TVM's LayoutRewriteOption (the integer in a record's task, `i[0][4]`).
 enum class LayoutRewriteOption : int { NoRewrite = 0, InsertTransformStage = 1, RewriteForPreTransformed = 2 };
 

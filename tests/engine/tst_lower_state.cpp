@@ -313,6 +313,7 @@ private:
                 return;
             case StmtKind::Attr: exec(lower::as<lower::AttrNode>(s)->body); return;
             case StmtKind::Barrier: return;  // GPU only; one thread needs no barrier
+            case StmtKind::Prefetch: return;  // a cache hint: no effect on values
         }
     }
 
