@@ -97,44 +97,68 @@ struct Plan {
     std::vector<Stmt> stmts;
 };
 
-std::optional<Plan> planWeight(const ForNode* p, int64_t pMin, int64_t pExtent, const Buffer& w,
-                               const std::vector<WeightLoad>& loads, const PrefetchOptions& o) {
+// The plan for the block of one iteration of `level` (p itself, or a serial loop of the deepest
+// load's nest), or nullopt when that block does not qualify.
+std::optional<Plan> planLevel(const ForNode* p, const ForNode* level, const Buffer& w, const std::vector<WeightLoad>& loads,
+                              const WeightLoad& deepest, const PrefetchOptions& o) {
     const int64_t eb = elementBytes(w->dtype);
-    // Footprint of one iteration of p, at p = pMin and at p = pMin + 1.
+    int64_t lvlExt = 0, lvlMin = 0;
+    if (!constExtent(level, &lvlExt, &lvlMin) || lvlExt < 2) return std::nullopt;
+    // Footprint of one iteration of `level` at its first and second value, the loops above it at
+    // their first value, those below over their ranges. Only loads inside `level` count.
     std::optional<IntRange> r0, r1;
     int64_t touchable = 0;
-    const WeightLoad* deepest = nullptr;
     for (const WeightLoad& ld : loads) {
+        const bool inside = level == p || std::find(ld.loops.begin(), ld.loops.end(), level) != ld.loops.end();
+        if (!inside) continue;
         Analyzer a;
         int64_t volume = 1;
+        bool below = level == p;
+        int64_t pExt = 0, pMin = 0;
+        constExtent(p, &pExt, &pMin);
+        if (level != p) a.bind(p->var, {pMin, pMin});
         for (const ForNode* f : ld.loops) {
             int64_t ext = 0, mn = 0;
             if (!constExtent(f, &ext, &mn)) return std::nullopt;
-            a.bindLoop(f->var, mn, ext);
-            if (usesVar(ld.flat, f->var)) volume *= ext;
+            if (f == level) {
+                below = true;
+                continue;
+            }
+            if (below) {
+                a.bindLoop(f->var, mn, ext);
+                if (usesVar(ld.flat, f->var)) volume *= ext;
+            } else {
+                a.bind(f->var, {mn, mn});
+            }
         }
         touchable += volume;
-        a.bind(p->var, {pMin, pMin});
+        a.bind(level->var, {lvlMin, lvlMin});
         auto b0 = a.bound(ld.flat);
-        a.bind(p->var, {pMin + 1, pMin + 1});
+        a.bind(level->var, {lvlMin + 1, lvlMin + 1});
         auto b1 = a.bound(ld.flat);
         if (!b0 || !b1) return std::nullopt;
         r0 = r0 ? IntRange{std::min(r0->min, b0->min), std::max(r0->max, b0->max)} : *b0;
         r1 = r1 ? IntRange{std::min(r1->min, b1->min), std::max(r1->max, b1->max)} : *b1;
-        if (!deepest || ld.loops.size() > deepest->loops.size()) deepest = &ld;
     }
-    if (!deepest || r0->min == r1->min) return std::nullopt;  // the block does not move with p
+    if (!r0 || r0->min == r1->min) return std::nullopt;  // the block does not move with `level`
     const int64_t elems = r0->max - r0->min + 1;
     const int64_t bytes = elems * eb;
     if (bytes < o.minBlockBytes || bytes > o.maxBlockBytes || elems > 2 * touchable) return std::nullopt;
     const int64_t lineElems = std::max<int64_t>(1, o.lineBytes / eb);
     const int64_t lines = (elems + lineElems - 1) / lineElems;
 
-    // The deepest loop of the deepest load's nest whose iteration count stays within `lines`.
+    // The loops of the deepest load's nest below `level` (vectorized ones excluded), and the
+    // deepest of them whose iteration count stays within `lines`.
     std::vector<const ForNode*> chain;
-    for (const ForNode* f : deepest->loops)
-        if (f->forKind != ForKind::Vectorized) chain.push_back(f);
-    size_t depth = 0;  // loops of `chain` around the insertion point
+    bool below = level == p;
+    for (const ForNode* f : deepest.loops) {
+        if (f == level) {
+            below = true;
+            continue;
+        }
+        if (below && f->forKind != ForKind::Vectorized) chain.push_back(f);
+    }
+    size_t depth = 0;
     int64_t iters = 1;
     for (size_t k = 0; k < chain.size(); ++k) {
         int64_t ext = 0, mn = 0;
@@ -155,27 +179,52 @@ std::optional<Plan> planWeight(const ForNode* p, int64_t pMin, int64_t pExtent, 
         if (mn) v = v - te::intImm(mn, te::DType::Int64);
         counter = counter * te::intImm(ext, te::DType::Int64) + v;
     }
-    // Start of the next block: the deepest load's index with every loop at its first iteration and
-    // p + 1, moved to the footprint's start (the offset of that load's first element in the block).
-    std::vector<std::pair<te::Var, Expr>> first;
-    for (const ForNode* f : deepest->loops) first.emplace_back(f->var, f->min);
-    std::vector<std::pair<te::Var, Expr>> firstAtP0 = first;
-    firstAtP0.emplace_back(p->var, te::intImm(pMin));
-    const std::optional<IntRange> at0 = Analyzer().bound(te::substitute(deepest->flat, firstAtP0));
+    // Start of the next block: the deepest load's index with the loops below `level` at their
+    // first iteration and `level` + 1, moved to the footprint's start (the offset of that load's
+    // first element in the block, taken with every loop at its first value).
+    std::vector<std::pair<te::Var, Expr>> first, allFirst;
+    below = level == p;
+    for (const ForNode* f : deepest.loops) {
+        if (f == level) {
+            below = true;
+            continue;
+        }
+        if (below) first.emplace_back(f->var, f->min);
+        allFirst.emplace_back(f->var, f->min);
+    }
+    allFirst.emplace_back(p->var, p->min);
+    if (level != p) allFirst.emplace_back(level->var, level->min);
+    const std::optional<IntRange> at0 = Analyzer().bound(te::substitute(deepest.flat, allFirst));
     if (!at0 || at0->min != at0->max) return std::nullopt;
-    first.emplace_back(p->var, p->var + te::intImm(1));
-    Expr nextBase = te::cast(te::DType::Int64, te::substitute(deepest->flat, first));
+    first.emplace_back(level->var, level->var + te::intImm(1));
+    Expr nextBase = te::cast(te::DType::Int64, te::substitute(deepest.flat, first));
     nextBase = nextBase + te::intImm(r0->min - at0->min, te::DType::Int64);
 
     Plan plan;
-    plan.at = depth ? chain[depth - 1] : nullptr;
+    plan.at = depth ? chain[depth - 1] : (level == p ? nullptr : level);
     for (int64_t j = 0; j < perIter; ++j) {
         Expr line = counter * te::intImm(perIter, te::DType::Int64) + te::intImm(j, te::DType::Int64);
         if (iters * perIter > lines) line = te::min(line, te::intImm(lines - 1, te::DType::Int64));
         plan.stmts.push_back(makePrefetch(w, simplify(nextBase + line * te::intImm(lineElems, te::DType::Int64))));
     }
-    (void)pExtent;
     return plan;
+}
+
+// The block is the outermost one that qualifies: one iteration of p, else of the serial loops of
+// the deepest load's nest, outermost first (a parallel loop with as few iterations as threads
+// gives each thread one block of several MB; its inner loops then stream sub-blocks).
+std::optional<Plan> planWeight(const ForNode* p, const Buffer& w, const std::vector<WeightLoad>& loads,
+                               const PrefetchOptions& o) {
+    const WeightLoad* deepest = nullptr;
+    for (const WeightLoad& ld : loads)
+        if (!deepest || ld.loops.size() > deepest->loops.size()) deepest = &ld;
+    if (!deepest) return std::nullopt;
+    if (auto plan = planLevel(p, p, w, loads, *deepest, o)) return plan;
+    for (const ForNode* f : deepest->loops) {
+        if (f->forKind == ForKind::Vectorized) continue;
+        if (auto plan = planLevel(p, f, w, loads, *deepest, o)) return plan;
+    }
+    return std::nullopt;
 }
 
 // Rebuilds `s` with `insert[loop]` placed at the start of that loop's body.
@@ -278,7 +327,7 @@ private:
         std::map<const ForNode*, std::vector<Stmt>> insert;
         std::vector<Stmt> atTop;
         for (auto& [wi, loads] : c.loads) {
-            auto plan = planWeight(p, mn, ext, m_weights[wi], loads, m_o);
+            auto plan = planWeight(p, m_weights[wi], loads, m_o);
             if (!plan) continue;
             inserted += static_cast<int>(plan->stmts.size());
             auto& dst = plan->at ? insert[plan->at] : atTop;

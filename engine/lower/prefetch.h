@@ -18,18 +18,21 @@
 ///
 /// The rule, for every Parallel loop P (outermost; its iterations are the blocks a thread runs in
 /// turn, thread_pool.h gives each thread a contiguous range) and every weight W read in its body:
-///   - footprint: the flat element range [lo, hi] of W read by one iteration of P, from the ranges
-///     of the loops between P and the loads (Analyzer::bound) at P = 0 and at P = 1. W's block must
-///     move with P (lo differs), be at least 4 KiB and at most 1 MiB (half of a 2 MiB L2: the
-///     current and the next block both fit), and be dense (at most twice the elements the loads'
-///     loops can touch), else W is left alone;
-///   - placement: the lines of the next block (P + 1) are spread evenly over the iterations of the
-///     loops around W's deepest load: at the start of the body of the deepest loop L whose
-///     iteration count N (the product of the extents from P's body down to L, vectorized loops
+///   - block: the flat element range [lo, hi] of W read by one iteration of a loop X, from the
+///     ranges of the loops inside X (Analyzer::bound), X at its first and at its second value. X is
+///     P when P's block qualifies, else the outermost serial loop of the nest around W's deepest
+///     load whose block does (a P with as many iterations as threads gives each thread one block
+///     of several MB; the loops inside then stream sub-blocks). A block qualifies when it moves
+///     with X, is at least 4 KiB and at most 1 MiB (half of a 2 MiB L2: the current and the next
+///     block both fit), and is dense (at most twice the elements the loads' loops can touch); W is
+///     left alone when none does;
+///   - placement: the lines of the next block (X + 1) are spread evenly over the iterations of the
+///     loops inside X around W's deepest load: at the start of the body of the deepest loop L whose
+///     iteration count N (the product of the extents from X's body down to L, vectorized loops
 ///     excluded) does not exceed the block's cache lines; each iteration prefetches
 ///     m = ceil(lines / N) consecutive lines (at most 16), line index clamped to the block;
 ///   - the prefetch is a hint for L2 (llvm.prefetch read, locality 2: `prefetcht1` on x86,
-///     `prfm pldl2keep` on AArch64) that never faults, so P + 1 past the end is harmless.
+///     `prfm pldl2keep` on AArch64) that never faults, so X + 1 past the end is harmless.
 /// Only codegen calls it, on the loop nest it is about to emit (after unrolling), so the cost
 /// model's features and the printed IR (the kernel cache key) do not see the prefetches; codegen
 /// adds whether they were inserted to its cache key. TB_PREFETCH=0 turns the pass off (A/B runs).

@@ -138,6 +138,29 @@ private Q_SLOTS:
             QCOMPARE(evalAt(pf[size_t(l)]->offset, {{p, te::intImm(1)}, {k, te::intImm(10)}}), 2 * 4096 + (10 * 4 + l) * 16);
     }
 
+    // A parallel loop of two iterations (one per thread) over 4 MiB blocks: the 256 KiB block of
+    // one iteration of its inner serial loop b is prefetched instead, one line per k.
+    void testInnerLoopBlock() {
+        te::Var p("p"), b("b"), k("k"), j("j");
+        Buffer a = makeBuffer("A", {4096}), w = makeBuffer("W", {2, 16, 4096, 16}), c = makeBuffer("C", {2, 16, 16});
+        Stmt st = makeStore(c, {p, b, j}, bufferLoad(c, {p, b, j}) + bufferLoad(a, {k}) * bufferLoad(w, {p, b, k, j}));
+        Stmt body = makeFor(p, 2, ForKind::Parallel,
+                            makeFor(b, 16, ForKind::Serial,
+                                    makeFor(k, 4096, ForKind::Serial, makeFor(j, 16, ForKind::Vectorized, st))));
+        int inserted = 0;
+        const Stmt out = insertWeightPrefetch(body, {w}, {}, &inserted);
+        QCOMPARE(inserted, 1);
+        const auto pf = prefetches(out);
+        for (int64_t pv : {0, 1})
+            for (int64_t bv : {0, 7, 15})
+                QCOMPARE(evalAt(pf[0]->offset, {{p, te::intImm(pv)}, {b, te::intImm(bv)}, {k, te::intImm(100)}}),
+                         pv * 16 * 65536 + (bv + 1) * 65536 + 100 * 16);
+        // It opens k's body.
+        auto* kLoop = as<ForNode>(as<ForNode>(as<ForNode>(out)->body)->body);
+        QVERIFY(kLoop && kLoop->var.same(k));
+        QCOMPARE(as<SeqNode>(kLoop->body)->seq[0]->kind, StmtKind::Prefetch);
+    }
+
     // What is left alone: a weight every iteration reads whole (no next block), a block under
     // 4 KiB, a block over 1 MiB, a buffer that is not a weight, a function without weights.
     void testLeftAlone() {
