@@ -1770,6 +1770,16 @@ Auto-tuning of tensor programs, in the line of TVM&apos;s auto-scheduler.</sourc
         <source>warm</source>
         <translation>热</translation>
     </message>
+    <message>
+        <source>%1 (direct, beside task %2)</source>
+        <translation>%1（直接卷积，与任务 %2 成对）</translation>
+    </message>
+    <message>
+        <source>The same convolutions as task %1 (winograd), computed directly: the network runs the faster of the two, and the estimated latency counts the pair once.
+%2</source>
+        <translation>与任务 %1（winograd）相同的卷积，以直接卷积计算：网络运行两者中较快的一个，估计延迟只计这一对一次。
+%2</translation>
+    </message>
 </context>
 <context>
     <name>tb::session::BenchWorker</name>

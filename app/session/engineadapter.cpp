@@ -171,6 +171,7 @@ QList<TaskRow> taskRows(const tuning::NetworkTuner& tuner, int tuningTask) {
             const search::SearchTask& st = tuner.tasks()[i].task;
             if (st.cacheFlush) r.cacheFlush = *st.cacheFlush ? QStringLiteral("flush") : QStringLiteral("warm");
             r.cacheFlushReason = qstr(st.cacheFlushReason);
+            r.alternativeOf = tuner.tasks()[i].alternativeOf;
         }
         rows.append(r);
     }

@@ -28,6 +28,9 @@ struct TaskRow {
     /// repeat), "warm", or empty when it does not apply (GPU targets).
     QString cacheFlush;
     QString cacheFlushReason;  ///< why, e.g. "flush: network weights 46.8 MB > LLC/4 8.4 MB"
+    /// -1, or the id of the winograd task this direct conv2d task is the alternative of
+    /// (`--winograd-or-direct`, engine/tuning/network_tuner.h NetworkTask::alternativeOf).
+    int alternativeOf = -1;
     bool operator==(const TaskRow&) const = default;
 };
 

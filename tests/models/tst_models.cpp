@@ -87,6 +87,21 @@ private Q_SLOTS:
         QCOMPARE(m.data(m.index(5, models::TaskTableModel::CacheColumn), models::TaskTableModel::SortRole).toString(),
                  QStringLiteral("flush"));
 
+        // A direct alternative (--winograd-or-direct) says which winograd task it stands beside, in
+        // the description column, its DescriptionRole (what the delegate draws) and its tooltip.
+        auto direct = task(8, 1.0, 64);
+        direct.alternativeOf = 3;
+        m.updateTasks({direct});
+        const QString desc = m.data(m.index(8, models::TaskTableModel::DescriptionColumn)).toString();
+        QVERIFY2(desc.endsWith(QStringLiteral("(direct, beside task 3)")), qPrintable(desc));
+        QVERIFY(m.data(m.index(8, models::TaskTableModel::DescriptionColumn), models::TaskTableModel::DescriptionRole)
+                    .toString()
+                    .endsWith(QStringLiteral("(direct, beside task 3)")));
+        QVERIFY(m.data(m.index(8, models::TaskTableModel::DescriptionColumn), Qt::ToolTipRole)
+                    .toString()
+                    .startsWith(QStringLiteral("The same convolutions as task 3 (winograd)")));
+        QVERIFY(!m.data(m.index(7, models::TaskTableModel::DescriptionColumn)).toString().contains(QStringLiteral("beside")));
+
         // Sorting through a proxy uses SortRole: "-" latencies sort last.
         QCOMPARE(m.data(m.index(22, models::TaskTableModel::LatencyColumn), models::TaskTableModel::SortRole).toDouble(), 1e300);
         m.clear();

@@ -45,7 +45,9 @@ QVariant TaskTableModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
             case IdColumn: return r.next ? QStringLiteral("▶ %1").arg(r.id) : QString::number(r.id);
-            case DescriptionColumn: return workloadLabel(r.description, r.workloadKey);
+            case DescriptionColumn:
+                return r.alternativeOf >= 0 ? tr("%1 (direct, beside task %2)").arg(workloadLabel(r.description, r.workloadKey)).arg(r.alternativeOf)
+                                            : workloadLabel(r.description, r.workloadKey);
             case WeightColumn: return QString::number(r.weight, 'g', 6);
             case FlopColumn: return formatFlop(r.flop);
             case LatencyColumn: return has ? QString::number(r.bestMs, 'f', 3) : QStringLiteral("-");
@@ -73,11 +75,16 @@ QVariant TaskTableModel::data(const QModelIndex& index, int role) const {
     } else if (role == WorkloadKeyRole) {
         return r.workloadKey;
     } else if (role == DescriptionRole) {
-        return r.description;
+        return r.alternativeOf >= 0 ? tr("%1 (direct, beside task %2)").arg(r.description).arg(r.alternativeOf) : r.description;
     } else if (role == ShapesRole) {
         return workloadArgsText(r.workloadKey);
     } else if (role == Qt::ToolTipRole) {
         if (index.column() == CacheColumn) return r.cacheFlushReason.isEmpty() ? QVariant() : QVariant(r.cacheFlushReason);
+        if (r.alternativeOf >= 0 && index.column() <= DescriptionColumn)
+            return tr("The same convolutions as task %1 (winograd), computed directly: the network runs the faster of "
+                      "the two, and the estimated latency counts the pair once.\n%2")
+                .arg(r.alternativeOf)
+                .arg(r.workloadKey);
         return r.workloadKey;
     } else if (role == Qt::TextAlignmentRole) {
         if (index.column() != DescriptionColumn && index.column() != StateColumn && index.column() != CacheColumn)
