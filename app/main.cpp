@@ -22,6 +22,7 @@
 #include "widgets/dagview.h"
 #include "widgets/loginspector.h"
 #include "widgets/mainwindow.h"
+#include "widgets/models/tasktablemodel.h"
 #include "widgets/sessionpage.h"
 
 namespace {
@@ -93,6 +94,10 @@ int main(int argc, char** argv) {
                               QStringLiteral("Tab the DAG view opens on: graph, dag, state, loop-nest, llvm-ir, assembly "
                                              "(default graph; loop-nest shows a GPU task's kernel source beside its loop nest)."),
                               QStringLiteral("TAB"), QStringLiteral("graph"));
+    QCommandLineOption selectTaskOpt(QStringLiteral("task"),
+                                     QStringLiteral("Select task ID in the task table once the job lists it (its compute DAG, "
+                                                    "loop state and code show below)."),
+                                     QStringLiteral("ID"));
     QCommandLineOption log(QStringLiteral("log"), QStringLiteral("Record log (default tunebench_<network>.json)."),
                            QStringLiteral("FILE"));
     QCommandLineOption winogradOrDirect(QStringLiteral("winograd-or-direct"),
@@ -139,7 +144,7 @@ int main(int argc, char** argv) {
                                  QStringLiteral("S"), QStringLiteral("30"));
     p.addOptions({autostart, benchAtStart, network, onnx, trials, perRound, costModel, target, targetHost, log, resume,
                   winogradOrDirect, lang, noTracker,
-                  fleetArm, fleetHost, fleetMali, fleetVta, key, sessionOpt, inspect, compare, mode, tuner, nTrial, dagTab, shot, shotAfter});
+                  fleetArm, fleetHost, fleetMali, fleetVta, key, sessionOpt, inspect, compare, mode, tuner, nTrial, dagTab, selectTaskOpt, shot, shotAfter});
     {
         // --help and --version need no display: answer them before the GUI application exists
         // (it aborts without one). Errors wait for it: Qt's own options (-platform ...) are
@@ -213,6 +218,22 @@ int main(int argc, char** argv) {
     if (job.autotvm) job.layout = QStringLiteral("NCHW");
     window.setJob(job);
     window.dagView()->tabs()->setCurrentIndex(int(dagTabs.indexOf(p.value(dagTab))));
+    if (p.isSet(selectTaskOpt)) {
+        bool ok = false;
+        const int id = p.value(selectTaskOpt).toInt(&ok);
+        if (!ok || id < 0) {
+            std::fprintf(stderr, "tunebench: --task takes a task ID (0, 1, ...), not '%s'\n", qPrintable(p.value(selectTaskOpt)));
+            return 2;
+        }
+        // The task list arrives from the worker after the job starts: select it once it is there.
+        auto* poll = new QTimer(&window);
+        QObject::connect(poll, &QTimer::timeout, &window, [&window, poll, id] {
+            if (!window.taskModel()->task(id)) return;
+            window.selectTask(id);
+            poll->deleteLater();
+        });
+        poll->start(200);
+    }
     for (const QString& spec : p.values(sessionOpt)) {
         tb::session::TuningJob j = job;
         if (const QString err = applySessionSpec(spec, j); !err.isEmpty()) {
