@@ -917,14 +917,13 @@ std::string emitToString(llvm::Module& mod, llvm::TargetMachine* tm, llvm::CodeG
 }
 
 
-std::string keyText(const lower::LoweredFunc& f) {
-    std::string s = f.print();
-    if (prefetchesWeights(f)) {
-        s += "// prefetch v1:";
-        for (int i : f.weightArgs) s += " " + std::to_string(i);
-        s += "\n";
-    }
-    return s;
+// What the cache key adds to the printed IR: whether codegen inserts weight prefetches, and for which
+// arguments (they are not in LoweredFunc::print()).
+std::string prefetchKeySuffix(const lower::LoweredFunc& f) {
+    if (!prefetchesWeights(f)) return {};
+    std::string s = "// prefetch v1:";
+    for (int i : f.weightArgs) s += " " + std::to_string(i);
+    return s + "\n";
 }
 
 std::string cacheKey(const std::string& lowered, const Target& target, const CompileOptions& o) {
@@ -977,7 +976,7 @@ CompiledKernel compile(const lower::LoweredFunc& f, const Target& target, const 
     out.target = target.str();
     out.runsOnHost = target.runsOnHost();
     out.loweredIr = f.print();
-    out.key = cacheKey(keyText(f), target, options);
+    out.key = cacheKey(out.loweredIr + prefetchKeySuffix(f), target, options);
     for (auto& a : f.args) out.argElements.push_back(a->spanElements());
 
     auto tm = makeTargetMachine(target);
@@ -1024,7 +1023,7 @@ KernelCache& cache() {
 
 std::shared_ptr<const CompiledKernel> compileCached(const lower::LoweredFunc& f, const Target& target,
                                                     const CompileOptions& options) {
-    const std::string key = cacheKey(keyText(f), target, options);
+    const std::string key = cacheKey(f.print() + prefetchKeySuffix(f), target, options);
     {
         std::lock_guard lock(cache().mutex);
         auto it = cache().map.find(key);

@@ -19,10 +19,10 @@ int64_t BufferNode::spanElements() const {
     return n;
 }
 
-int64_t BufferNode::spanBytes() const {
-    const int64_t elem = (dtype == te::DType::Float64 || dtype == te::DType::Int64) ? 8 : dtype == te::DType::Bool ? 1 : 4;
-    return spanElements() * elem;
+int64_t BufferNode::elementBytes() const {
+    return (dtype == te::DType::Float64 || dtype == te::DType::Int64) ? 8 : dtype == te::DType::Bool ? 1 : 4;
 }
+int64_t BufferNode::spanBytes() const { return spanElements() * elementBytes(); }
 
 Buffer makeBuffer(const std::string& name, std::vector<int64_t> shape, BufferScope scope, std::vector<int64_t> strides,
                   te::DType dtype) {

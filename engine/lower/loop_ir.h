@@ -86,7 +86,9 @@ struct BufferNode {
     /// Number of elements the buffer spans: 1 + sum((shape[k] - 1) * strides[k]) (product of the
     /// shape for row-major strides); 0 for an empty shape dimension.
     int64_t spanElements() const;
-    /// spanElements() * element size, in bytes.
+    /// Bytes of one element of `dtype` (8 for float64 / int64, 1 for bool, else 4).
+    int64_t elementBytes() const;
+    /// spanElements() * elementBytes().
     int64_t spanBytes() const;
 };
 using Buffer = std::shared_ptr<const BufferNode>;

@@ -14,14 +14,6 @@ namespace {
 
 using te::Expr;
 
-int64_t elementBytes(te::DType t) {
-    switch (t) {
-        case te::DType::Float64: case te::DType::Int64: return 8;
-        case te::DType::Bool: return 1;
-        default: return 4;
-    }
-}
-
 // One read of a weight inside the parallel loop's body, with the loops around it (outermost first,
 // P excluded).
 struct WeightLoad {
@@ -32,56 +24,58 @@ struct WeightLoad {
 // Collects the loads of `weights` in the statements under one parallel loop.
 class LoadCollector {
 public:
-    explicit LoadCollector(const std::map<const te::OperationNode*, size_t>& weightOf) : m_weightOf(weightOf) {}
+    LoadCollector(const std::vector<Buffer>& weights, const std::map<const te::OperationNode*, size_t>& weightOf)
+        : m_weights(weights), m_weightOf(weightOf) {}
 
     std::map<size_t, std::vector<WeightLoad>> loads;  // by index into `weights`
     bool nestedParallel = false;
 
-    void visit(const Stmt& s, const std::vector<Buffer>& weights) {
+    void visit(const Stmt& s) {
         if (!s) return;
         switch (s->kind) {
             case StmtKind::For: {
                 auto* f = as<ForNode>(s);
                 if (f->forKind == ForKind::Parallel) nestedParallel = true;
                 m_loops.push_back(f);
-                visit(f->body, weights);
+                visit(f->body);
                 m_loops.pop_back();
                 return;
             }
-            case StmtKind::Allocate: visit(as<AllocateNode>(s)->body, weights); return;
+            case StmtKind::Allocate: visit(as<AllocateNode>(s)->body); return;
             case StmtKind::BufferStore: {
                 auto* st = as<BufferStoreNode>(s);
-                scan(st->value, weights);
-                for (auto& i : st->indices) scan(i, weights);
+                scan(st->value);
+                for (auto& i : st->indices) scan(i);
                 return;
             }
             case StmtKind::IfThenElse: {
                 auto* i = as<IfThenElseNode>(s);
-                scan(i->condition, weights);
-                visit(i->thenCase, weights);
-                visit(i->elseCase, weights);
+                scan(i->condition);
+                visit(i->thenCase);
+                visit(i->elseCase);
                 return;
             }
             case StmtKind::Seq:
-                for (auto& c : as<SeqNode>(s)->seq) visit(c, weights);
+                for (auto& c : as<SeqNode>(s)->seq) visit(c);
                 return;
-            case StmtKind::Attr: visit(as<AttrNode>(s)->body, weights); return;
+            case StmtKind::Attr: visit(as<AttrNode>(s)->body); return;
             case StmtKind::Barrier: case StmtKind::Prefetch: return;
         }
     }
 
 private:
-    void scan(const Expr& e, const std::vector<Buffer>& weights) {
+    void scan(const Expr& e) {
         if (!e) return;
         te::postOrderVisit(e, [&](const Expr& x) {
             auto* ld = x.as<te::LoadNode>();
             if (!ld) return;
             auto it = m_weightOf.find(ld->op.get());
             if (it == m_weightOf.end()) return;
-            loads[it->second].push_back({flatIndex(weights[it->second], ld->indices), m_loops});
+            loads[it->second].push_back({flatIndex(m_weights[it->second], ld->indices), m_loops});
         });
     }
 
+    const std::vector<Buffer>& m_weights;
     const std::map<const te::OperationNode*, size_t>& m_weightOf;
     std::vector<const ForNode*> m_loops;
 };
@@ -101,9 +95,11 @@ struct Plan {
 // load's nest), or nullopt when that block does not qualify.
 std::optional<Plan> planLevel(const ForNode* p, const ForNode* level, const Buffer& w, const std::vector<WeightLoad>& loads,
                               const WeightLoad& deepest, const PrefetchOptions& o) {
-    const int64_t eb = elementBytes(w->dtype);
+    const int64_t eb = w->elementBytes();
     int64_t lvlExt = 0, lvlMin = 0;
     if (!constExtent(level, &lvlExt, &lvlMin) || lvlExt < 2) return std::nullopt;
+    int64_t pExt = 0, pMin = 0;
+    if (!constExtent(p, &pExt, &pMin)) return std::nullopt;
     // Footprint of one iteration of `level` at its first and second value, the loops above it at
     // their first value, those below over their ranges. Only loads inside `level` count.
     std::optional<IntRange> r0, r1;
@@ -114,8 +110,6 @@ std::optional<Plan> planLevel(const ForNode* p, const ForNode* level, const Buff
         Analyzer a;
         int64_t volume = 1;
         bool below = level == p;
-        int64_t pExt = 0, pMin = 0;
-        constExtent(p, &pExt, &pMin);
         if (level != p) a.bind(p->var, {pMin, pMin});
         for (const ForNode* f : ld.loops) {
             int64_t ext = 0, mn = 0;
@@ -227,49 +221,54 @@ std::optional<Plan> planWeight(const ForNode* p, const Buffer& w, const std::vec
     return std::nullopt;
 }
 
-// Rebuilds `s` with `insert[loop]` placed at the start of that loop's body.
-Stmt place(const Stmt& s, const std::map<const ForNode*, std::vector<Stmt>>& insert) {
+// `s` with `fn` applied to each of its child statements (a loop's, an allocation's, an attribute's
+// body; both branches of an if; each statement of a sequence), rebuilt only where a child changed.
+template <class Fn>
+Stmt mapChildren(const Stmt& s, Fn&& fn) {
     if (!s) return s;
     switch (s->kind) {
         case StmtKind::For: {
             auto* f = as<ForNode>(s);
-            Stmt body = place(f->body, insert);
-            auto it = insert.find(f);
-            if (it != insert.end()) {
-                std::vector<Stmt> seq = it->second;
-                seq.push_back(body);
-                body = makeSeq(std::move(seq));
-            }
-            if (body == f->body) return s;
-            return remakeFor(f, f->min, f->extent, f->forKind, body);
+            Stmt body = fn(f->body);
+            return body == f->body ? s : remakeFor(f, f->min, f->extent, f->forKind, body);
         }
         case StmtKind::Allocate: {
             auto* a = as<AllocateNode>(s);
-            Stmt body = place(a->body, insert);
+            Stmt body = fn(a->body);
             return body == a->body ? s : makeAllocate(a->buffer, body);
         }
         case StmtKind::IfThenElse: {
             auto* i = as<IfThenElseNode>(s);
-            Stmt t = place(i->thenCase, insert), e = place(i->elseCase, insert);
+            Stmt t = fn(i->thenCase), e = i->elseCase ? fn(i->elseCase) : i->elseCase;
             return t == i->thenCase && e == i->elseCase ? s : makeIf(i->condition, t, e);
         }
         case StmtKind::Seq: {
             std::vector<Stmt> v;
             bool changed = false;
             for (auto& c : as<SeqNode>(s)->seq) {
-                v.push_back(place(c, insert));
+                v.push_back(fn(c));
                 changed = changed || v.back() != c;
             }
             return changed ? std::make_shared<SeqNode>(std::move(v)) : s;
         }
         case StmtKind::Attr: {
             auto* a = as<AttrNode>(s);
-            Stmt body = place(a->body, insert);
+            Stmt body = fn(a->body);
             return body == a->body ? s : makeAttr(a->key, a->value, body);
         }
         case StmtKind::BufferStore: case StmtKind::Barrier: case StmtKind::Prefetch: return s;
     }
     return s;
+}
+
+// Rebuilds `s` with `insert[loop]` placed at the start of that loop's body.
+Stmt place(const Stmt& s, const std::map<const ForNode*, std::vector<Stmt>>& insert) {
+    auto* f = as<ForNode>(s);
+    auto it = f ? insert.find(f) : insert.end();
+    if (it == insert.end()) return mapChildren(s, [&](const Stmt& c) { return place(c, insert); });
+    std::vector<Stmt> seq = it->second;
+    seq.push_back(place(f->body, insert));
+    return remakeFor(f, f->min, f->extent, f->forKind, makeSeq(std::move(seq)));
 }
 
 class Inserter {
@@ -280,49 +279,17 @@ public:
     int inserted = 0;
 
     Stmt rewrite(const Stmt& s) {
-        if (!s) return s;
-        switch (s->kind) {
-            case StmtKind::For: {
-                auto* f = as<ForNode>(s);
-                if (f->forKind == ForKind::Parallel) return parallel(s, f);
-                Stmt body = rewrite(f->body);
-                return body == f->body ? s : remakeFor(f, f->min, f->extent, f->forKind, body);
-            }
-            case StmtKind::Allocate: {
-                auto* a = as<AllocateNode>(s);
-                Stmt body = rewrite(a->body);
-                return body == a->body ? s : makeAllocate(a->buffer, body);
-            }
-            case StmtKind::IfThenElse: {
-                auto* i = as<IfThenElseNode>(s);
-                Stmt t = rewrite(i->thenCase), e = rewrite(i->elseCase);
-                return t == i->thenCase && e == i->elseCase ? s : makeIf(i->condition, t, e);
-            }
-            case StmtKind::Seq: {
-                std::vector<Stmt> v;
-                bool changed = false;
-                for (auto& c : as<SeqNode>(s)->seq) {
-                    v.push_back(rewrite(c));
-                    changed = changed || v.back() != c;
-                }
-                return changed ? std::make_shared<SeqNode>(std::move(v)) : s;
-            }
-            case StmtKind::Attr: {
-                auto* a = as<AttrNode>(s);
-                Stmt body = rewrite(a->body);
-                return body == a->body ? s : makeAttr(a->key, a->value, body);
-            }
-            case StmtKind::BufferStore: case StmtKind::Barrier: case StmtKind::Prefetch: return s;
-        }
-        return s;
+        auto* f = as<ForNode>(s);
+        if (f && f->forKind == ForKind::Parallel) return parallel(s, f);
+        return mapChildren(s, [&](const Stmt& c) { return rewrite(c); });
     }
 
 private:
     Stmt parallel(const Stmt& s, const ForNode* p) {
         int64_t ext = 0, mn = 0;
         if (!constExtent(p, &ext, &mn) || ext < 2) return s;
-        LoadCollector c(m_weightOf);
-        c.visit(p->body, m_weights);
+        LoadCollector c(m_weights, m_weightOf);
+        c.visit(p->body);
         if (c.nestedParallel) return s;
         std::map<const ForNode*, std::vector<Stmt>> insert;
         std::vector<Stmt> atTop;
