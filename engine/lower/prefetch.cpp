@@ -197,8 +197,10 @@ std::optional<Plan> planLevel(const ForNode* p, const ForNode* level, const Buff
     Plan plan;
     plan.at = depth ? chain[depth - 1] : (level == p ? nullptr : level);
     for (int64_t j = 0; j < perIter; ++j) {
+        // Not clamped to the block: the last iterations may ask for the first lines of the block
+        // after next (a hint, harmless), and each prefetch is one instruction at a constant offset
+        // from the iteration's base (a clamp cost a compare and a select per line).
         Expr line = counter * te::intImm(perIter, te::DType::Int64) + te::intImm(j, te::DType::Int64);
-        if (iters * perIter > lines) line = te::min(line, te::intImm(lines - 1, te::DType::Int64));
         plan.stmts.push_back(makePrefetch(w, simplify(nextBase + line * te::intImm(lineElems, te::DType::Int64))));
     }
     return plan;

@@ -30,7 +30,9 @@
 ///     loops inside X around W's deepest load: at the start of the body of the deepest loop L whose
 ///     iteration count N (the product of the extents from X's body down to L, vectorized loops
 ///     excluded) does not exceed the block's cache lines; each iteration prefetches
-///     m = ceil(lines / N) consecutive lines (at most 16), line index clamped to the block;
+///     m = ceil(lines / N) consecutive lines (at most 16); the last iterations may run up to
+///     N * m - lines lines past the block (into the one after it), never clamped: a clamp costs a
+///     compare and a select per prefetch in the loop, an unclamped one is one instruction;
 ///   - the prefetch is a hint for L2 (llvm.prefetch read, locality 2: `prefetcht1` on x86,
 ///     `prfm pldl2keep` on AArch64) that never faults, so X + 1 past the end is harmless.
 /// Only codegen calls it, on the loop nest it is about to emit (after unrolling), so the cost

@@ -138,6 +138,32 @@ private Q_SLOTS:
             QCOMPARE(evalAt(pf[size_t(l)]->offset, {{p, te::intImm(1)}, {k, te::intImm(10)}}), 2 * 4096 + (10 * 4 + l) * 16);
     }
 
+    // Lines that do not divide evenly over the iterations: a 13-line block (W[p] = 200 floats) over
+    // k's 5 iterations, 3 lines each. The last iteration's lines run past the block into the one
+    // after it, consecutive and unclamped (a clamp cost a compare and a select per prefetch).
+    void testUnevenLinesRunPastTheBlock() {
+        te::Var p("p"), k("k"), q("q");
+        Buffer a = makeBuffer("A", {40}), w = makeBuffer("W", {4, 5, 40}), c = makeBuffer("C", {4});
+        Stmt st = makeStore(c, {p}, bufferLoad(c, {p}) + bufferLoad(a, {q}) * bufferLoad(w, {p, k, q}));
+        Stmt body = makeFor(p, 4, ForKind::Parallel, makeFor(k, 5, ForKind::Serial, makeFor(q, 40, ForKind::Serial, st)));
+        PrefetchOptions o;
+        o.minBlockBytes = 512;
+        int inserted = 0;
+        const Stmt out = insertWeightPrefetch(body, {w}, o, &inserted);
+        QCOMPARE(inserted, 3);
+        const auto pf = prefetches(out);
+        for (int64_t pv : {0, 2})
+            for (int64_t kv : {0, 4})
+                for (int64_t l = 0; l < 3; ++l)
+                    QCOMPARE(evalAt(pf[size_t(l)]->offset, {{p, te::intImm(pv)}, {k, te::intImm(kv)}}),
+                             (pv + 1) * 200 + (kv * 3 + l) * 16);
+        // k = 4 asks for lines 12 (the block's last), 13 and 14 (the next block's first two).
+        QCOMPARE(evalAt(pf[2]->offset, {{p, te::intImm(0)}, {k, te::intImm(4)}}), 200 + 14 * 16);
+        auto* kLoop = as<ForNode>(as<ForNode>(out)->body);
+        QVERIFY(kLoop && kLoop->var.same(k));
+        QCOMPARE(as<SeqNode>(kLoop->body)->seq[0]->kind, StmtKind::Prefetch);
+    }
+
     // A parallel loop of two iterations (one per thread) over 4 MiB blocks: the 256 KiB block of
     // one iteration of its inner serial loop b is prefetched instead, one line per k.
     void testInnerLoopBlock() {
