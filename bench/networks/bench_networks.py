@@ -10,7 +10,11 @@ printed with the load average seen around each measurement (the machines are sha
 
     /usr/bin/python3 bench/networks/bench_networks.py --cli build-rt/bin/tunebench-cli \\
         --ort-modules build-rt/ort/node_modules [--models DIR] [--log resnet18_v1=LOG ...] \\
-        [--log resnet18_v1:direct=LOG_TUNED_WITH_NO_WINOGRAD] [--no-untuned] [--profile]
+        [--log resnet18_v1:direct=LOG_TUNED_WITH_NO_WINOGRAD] [--log resnet50_v1@1:wod=LOG] [--no-untuned] [--profile]
+
+A log tuned for one thread count (TB_NUM_THREADS=T tunebench-cli tune ...) is given as MODEL@T=LOG: the
+tuned variant at T threads uses it instead of MODEL=LOG. A `:wod` suffix (MODEL:wod=LOG, MODEL@T:wod=LOG)
+marks a log tuned with --winograd-or-direct; ours then compiles with that flag too.
 
 Setup, once: `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node` in a folder (its
 node_modules goes to --ort-modules); the models are written by make_models.py (run automatically
@@ -107,8 +111,9 @@ def main():
     p.add_argument("--min-repeat-ms", type=float, default=300)
     p.add_argument("--layout", default="NHWC", help="our layout for the NCHW models (NHWC converts)")
     p.add_argument("--log", action="append", default=[],
-                   help="MODEL=LOG: tuning log for a model (repeatable); MODEL:direct=LOG adds a variant compiled "
-                        "with --no-winograd from a log tuned with --no-winograd")
+                   help="MODEL=LOG: tuning log for a model (repeatable); MODEL@T=LOG: the log for T threads; "
+                        "MODEL[@T]:wod=LOG: a log tuned with --winograd-or-direct; MODEL:direct=LOG adds a variant "
+                        "compiled with --no-winograd from a log tuned with --no-winograd")
     p.add_argument("--no-untuned", action="store_true", help="skip the untuned (default-schedule) variant")
     p.add_argument("--only", default="", help="comma list of models to run (mobilenet_v1,resnet18_v1,resnet50_v1,ppocr_det,ppocr_rec,ppocr_cls)")
     p.add_argument("--profile", action="store_true", help="print our per-kernel profile (1 thread) per model")
@@ -129,21 +134,40 @@ def main():
         models = [m for m in models if m[0] in keep]
     logs = dict(kv.split("=", 1) for kv in args.log)
 
+    def tuned_log(name, threads):
+        """(log, flags) of the tuned variant of `name` at `threads` (None: no log), per --log's forms."""
+        for key in (f"{name}@{threads}", name):
+            if key + ":wod" in logs:
+                return logs[key + ":wod"], ["--winograd-or-direct"]
+            if key in logs:
+                return logs[key], []
+        return None, []
+
     peak1 = measure_peak(args) if args.profile else None
     rows = []
     for name, path, shape in models:
-        variants = [] if args.no_untuned else [("untuned", None, [])]
-        if name in logs:
-            variants.append(("tuned", logs[name], []))
-        if name + ":direct" in logs:
-            variants.append(("direct", logs[name + ":direct"], ["--no-winograd"]))
-        for variant, log, flags in variants:
+        thread_counts = [int(t) for t in args.threads.split(",")]
+
+        def variants_at(threads):
+            v = [] if args.no_untuned else [("untuned", None, [])]
+            log, flags = tuned_log(name, threads)
             if log:
-                ntasks, nrec, ncov = log_coverage(args, path, shape, log, flags)
-                print(f"{name} {variant}: log {log}: {nrec} records for its {ntasks} tasks ({nrec / ntasks:.0f} x tasks), "
-                      f"{ncov} of {ntasks} tasks have a record", flush=True)
-        for threads in [int(t) for t in args.threads.split(",")]:
-            for variant, log, flags in variants:
+                v.append(("tuned", log, flags))
+            if name + ":direct" in logs:
+                v.append(("direct", logs[name + ":direct"], ["--no-winograd"]))
+            return v
+
+        seen = set()
+        for threads in thread_counts:
+            for variant, log, flags in variants_at(threads):
+                if log and (log, tuple(flags)) not in seen:
+                    seen.add((log, tuple(flags)))
+                    ntasks, nrec, ncov = log_coverage(args, path, shape, log, flags)
+                    print(f"{name} {variant}: log {log}{' ' + ' '.join(flags) if flags else ''}: {nrec} records for its "
+                          f"{ntasks} tasks ({nrec / ntasks:.0f} x tasks), {ncov} of {ntasks} tasks have a record", flush=True)
+        variants = variants_at(1)  # the profile runs at 1 thread
+        for threads in thread_counts:
+            for variant, log, flags in variants_at(threads):
                 ort, ours, loads = [], [], []
                 for _ in range(args.rounds):
                     loads.append(loadavg())
