@@ -143,10 +143,10 @@ def main():
                 return logs[key], []
         return None, []
 
+    thread_counts = [int(t) for t in args.threads.split(",")]
     peak1 = measure_peak(args) if args.profile else None
     rows = []
     for name, path, shape in models:
-        thread_counts = [int(t) for t in args.threads.split(",")]
 
         def variants_at(threads):
             v = [] if args.no_untuned else [("untuned", None, [])]
