@@ -129,6 +129,14 @@ LoweredGroup lowerGroup(const Graph& g, const FusedGroup& group, const OpImpleme
         }
     }
     r.dag = te::ComputeDAG::fromOutputs({t.at(group.root)});
+    std::unordered_map<const te::OperationNode*, size_t> paramOf;
+    for (size_t i = 0; i < group.params.size(); ++i) paramOf[t.at(group.params[i]).op().get()] = i;
+    const auto& ts = r.dag.tensors();
+    for (size_t k = 0; k < ts.size(); ++k) {
+        const auto it = paramOf.find(ts[k].op().get());
+        if (it != paramOf.end() && g.node(group.params[it->second]).kind == NodeKind::Constant)
+            r.constantArgs.push_back(int(k));
+    }
     for (const auto& op : r.dag.ops())
         if (op->isCompute() && !op->reduceAxis.empty()) r.hasReduce = true;
     return r;
@@ -171,8 +179,10 @@ std::vector<ExtractedTask> extractTasksFromOptimized(const Graph& optimized, boo
 
 namespace {
 // A task as its first group makes it: weight 1, named after the group as TVM names the function.
-ExtractedTask firstOccurrence(const std::string& key, te::ComputeDAG dag, const std::string& groupName, NodeId root) {
+ExtractedTask firstOccurrence(const std::string& key, te::ComputeDAG dag, const std::string& groupName, NodeId root,
+                              std::vector<int> constantArgs) {
     ExtractedTask task;
+    task.constantArgs = std::move(constantArgs);
     task.workloadKey = key;
     task.flop = dag.flopCount();
     task.dag = std::move(dag);
@@ -203,7 +213,7 @@ std::vector<ExtractedTask> extractTasksFromOptimized(const Graph& optimized, con
         auto it = byKey.find(key);
         if (it == byKey.end()) {
             byKey[key] = tasks.size();
-            tasks.push_back(firstOccurrence(key, std::move(lg.dag), fg.name, fg.root));
+            tasks.push_back(firstOccurrence(key, std::move(lg.dag), fg.name, fg.root, std::move(lg.constantArgs)));
         } else {
             tasks[it->second].weight += 1;
             tasks[it->second].groupRoots.push_back(fg.root);
@@ -237,8 +247,9 @@ std::vector<WinogradDirectPair> winogradDirectPairs(const Graph& g, const Graph&
     std::vector<WinogradDirectPair> pairs;
     for (size_t i = 0; i < ruleGroups.size(); ++i) {
         if (!isWinogradGroup(ruleGraph, ruleGroups[i])) continue;
-        pairs.push_back({lowerGroup(ruleGraph, ruleGroups[i], impl).dag.workloadKey(),
-                         lowerGroup(dg, dgroups[i], impl).dag, dgroups[i].name, dgroups[i].root});
+        LoweredGroup direct = lowerGroup(dg, dgroups[i], impl);
+        pairs.push_back({lowerGroup(ruleGraph, ruleGroups[i], impl).dag.workloadKey(), std::move(direct.dag),
+                         dgroups[i].name, dgroups[i].root, std::move(direct.constantArgs)});
     }
     return pairs;
 }
@@ -263,7 +274,7 @@ std::vector<ExtractedTask> extractTasks(const Graph& g, const TaskExtractionOpti
             tasks[d->second].groupRoots.push_back(p.directRoot);
             continue;
         }
-        ExtractedTask alt = firstOccurrence(key, std::move(p.direct), p.directName, p.directRoot);
+        ExtractedTask alt = firstOccurrence(key, std::move(p.direct), p.directName, p.directRoot, std::move(p.directConstantArgs));
         alt.alternativeOf = int(w->second);
         byKey[std::move(key)] = tasks.size();
         tasks.push_back(std::move(alt));

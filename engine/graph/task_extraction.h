@@ -51,6 +51,11 @@ struct ExtractedTask {
     /// (runtime::BuildOptions::winograd), so the task scheduler counts the pair once, at the
     /// faster one's latency (tuning::SchedulerTask::alternativeOf).
     int alternativeOf = -1;
+    /// Indices into `dag.tensors()` of the placeholders bound to constants of the network (the
+    /// weights, biases and scales of the first occurrence; LoweredGroup::constantArgs). The rest
+    /// are activations: the data input, a residual input, the output. The measurement policy
+    /// flushes only these (tuning/measure_policy.h).
+    std::vector<int> constantArgs;
 };
 
 struct TaskExtractionOptions {
@@ -79,6 +84,7 @@ struct WinogradDirectPair {
     te::ComputeDAG direct;    ///< the group lowered direct (its conv2d task's DAG)
     std::string directName;   ///< FuseOps name of the direct group, e.g. "fused_nn_conv2d_add_nn_relu"
     NodeId directRoot = -1;   ///< its root in the graph optimized without winograd
+    std::vector<int> directConstantArgs;  ///< LoweredGroup::constantArgs of the direct group
 };
 
 /// The winograd groups of `ruleGraph` (the network `g` optimized under TVM's rule `ao`, partitioned
@@ -99,6 +105,9 @@ struct LoweredGroup {
     te::ComputeDAG dag;
     bool hasReduce = false;
     bool extern_ = false;  ///< contains an op TVM lowers to te.extern on x86 (no DAG in TVM)
+    /// Indices into `dag.tensors()` of the placeholders whose group param is a Constant node of the
+    /// graph (weights, biases, folded batch-norm scales), ascending.
+    std::vector<int> constantArgs;
 };
 
 /// The compute an op strategy picked for one op node, given its input tensors, or nullopt for the

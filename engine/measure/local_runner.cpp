@@ -117,7 +117,8 @@ std::string LocalRunner::stopWorker(bool killIt) {
 }
 
 MeasureResult LocalRunner::runOne(const codegen::CompiledKernel& kernel, const CheckSpec* check,
-                                  std::optional<bool> cacheFlush, double abandonAboveS, double screenAboveS) {
+                                  std::optional<bool> cacheFlush, double abandonAboveS, double screenAboveS,
+                                  const std::vector<int>& flushArgs) {
     using clock = std::chrono::steady_clock;
     const auto t0 = clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
@@ -139,6 +140,10 @@ MeasureResult LocalRunner::runOne(const codegen::CompiledKernel& kernel, const C
     req.timer.screenAboveS = screenAboveS;
     req.timer.slices = m_options.slices;
     req.flushCache = cacheFlush.value_or(m_options.enableCpuCacheFlush);
+    for (int a : flushArgs)
+        TB_CHECK(a >= 0 && size_t(a) < kernel.argElements.size())
+            << "flush argument " << a << " of a kernel with " << kernel.argElements.size() << " arguments";
+    req.flushArgs.assign(flushArgs.begin(), flushArgs.end());
     if (req.flushCache) {
         // TVM's LocalRunner times a flushed kernel one call per repeat (number 1, min_repeat_ms 0):
         // later calls of a round would find the caches warm again.
@@ -196,7 +201,7 @@ std::vector<MeasureResult> LocalRunner::run(const std::vector<MeasureInput>& inp
             const double abandonAboveS = ref > 0 && in.abandonFactor > 0 ? ref * in.abandonFactor : 0;
             const double screenAboveS = ref > 0 && in.screenFactor > 0 ? ref * in.screenFactor : 0;
             r = runStep(m_batches, int(i), in.workloadKey, "local sandbox",
-                        [&] { return runOne(*b.kernel, in.check.get(), in.cacheFlush, abandonAboveS, screenAboveS); });
+                        [&] { return runOne(*b.kernel, in.check.get(), in.cacheFlush, abandonAboveS, screenAboveS, in.flushArgs); });
             if (r.ok()) {
                 auto [it, fresh] = batchBest.try_emplace(in.workloadKey, r.meanCost());
                 if (!fresh) it->second = std::min(it->second, r.meanCost());

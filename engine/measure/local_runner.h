@@ -67,10 +67,12 @@ public:
     std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs, const std::vector<BuildResult>& builds) override;
     /// Run one built kernel (args sized from kernel.argElements). `cacheFlush` overrides
     /// options().enableCpuCacheFlush for this kernel (MeasureInput::cacheFlush); nullopt keeps it.
-    /// abandonAboveS and screenAboveS as MeasureInput's.
+    /// abandonAboveS and screenAboveS as MeasureInput's; `flushArgs` the arguments a flush evicts
+    /// (MeasureInput::flushArgs: empty = every argument but the first). An index out of range is
+    /// an InternalError.
     MeasureResult runOne(const codegen::CompiledKernel& kernel, const CheckSpec* check = nullptr,
                          std::optional<bool> cacheFlush = std::nullopt, double abandonAboveS = 0,
-                         double screenAboveS = 0);
+                         double screenAboveS = 0, const std::vector<int>& flushArgs = {});
 
     const RunnerOptions& options() const { return m_options; }
     /// How many worker processes were started so far (1 + restarts).

@@ -83,6 +83,10 @@ struct MeasureInput {
     /// repeat (true) or not (false), overriding the runner's enable_cpu_cache_flush; nullopt = the
     /// runner's setting. CPU runners only (local sandbox, RPC); GPU runners ignore it.
     std::optional<bool> cacheFlush;
+    /// The arguments the flush evicts (SearchTask::flushArgs): empty = every argument but the
+    /// first (TVM's cache_flush_cpu_non_first_arg). The local runner only; RPC runners flush as
+    /// TVM's remote timer does.
+    std::vector<int> flushArgs;
     /// Opaque identification for logs and records: the workload key and the state's text.
     std::string workloadKey;
     std::string stateText;

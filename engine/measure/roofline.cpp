@@ -17,8 +17,9 @@ int64_t dtypeBytes(te::DType t) {
     }
     return 4;
 }
-int64_t tensorBytes(const te::Tensor& t) { return t.numElements() * dtypeBytes(t.dtype()); }
 }  // namespace
+
+int64_t tensorBytes(const te::Tensor& t) { return t.numElements() * dtypeBytes(t.dtype()); }
 
 KernelTraffic dagTraffic(const te::ComputeDAG& dag) {
     KernelTraffic k;

@@ -32,6 +32,9 @@ struct KernelTraffic {
     int64_t total() const { return inputBytes + outputBytes; }
 };
 
+/// The bytes of one tensor: numElements x the size of its dtype.
+int64_t tensorBytes(const te::Tensor& t);
+
 /// The traffic of `dag`: its placeholders (inputs and weights) and its outputs, each numElements x
 /// the size of its dtype.
 KernelTraffic dagTraffic(const te::ComputeDAG& dag);

@@ -88,6 +88,7 @@ std::string encode(const RunRequest& r) {
     w.pod<double>(r.timer.screenAboveS);
     w.pod<int32_t>(r.timer.slices);
     w.pod<uint8_t>(r.flushCache);
+    w.vec(r.flushArgs);
     w.pod<uint64_t>(r.seed);
     w.pod<uint8_t>(r.hasCheck);
     if (r.hasCheck) {
@@ -120,6 +121,7 @@ RunRequest decodeRequest(const std::string& payload) {
     r.timer.screenAboveS = rd.pod<double>();
     r.timer.slices = rd.pod<int32_t>();
     r.flushCache = rd.pod<uint8_t>();
+    r.flushArgs = rd.vec<int32_t>();
     r.seed = rd.pod<uint64_t>();
     r.hasCheck = rd.pod<uint8_t>();
     if (r.hasCheck) {

@@ -17,9 +17,10 @@
 
 namespace tb::measure::detail {
 
-/// "TBW" and the protocol version, which changes with the message layout (2: TimerOptions::slices),
+/// "TBW" and the protocol version, which changes with the message layout (2: TimerOptions::slices,
+/// 3: RunRequest::flushArgs),
 /// so that a worker and a caller from different builds say so instead of misreading each other.
-inline constexpr uint32_t kWorkerMagic = 0x54425702;
+inline constexpr uint32_t kWorkerMagic = 0x54425703;
 
 struct RunRequest {
     std::string symbol;
@@ -27,6 +28,9 @@ struct RunRequest {
     std::vector<int64_t> argElements;
     TimerOptions timer;
     bool flushCache = false;
+    /// The arguments a flush evicts; empty = every argument but the first (TVM's
+    /// cache_flush_cpu_non_first_arg). Indices the caller checked against argElements.
+    std::vector<int32_t> flushArgs;
     uint64_t seed = 0;
     bool hasCheck = false;
     CheckSpec check;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/schedule/layout_rewrite.h"
 #include "engine/support/hardware_params.h"
@@ -33,6 +34,11 @@ struct SearchTask {
     /// CPU caches flushed before each repeat (true) or warm (false); nullopt = the runner's setting.
     std::optional<bool> cacheFlush;
     std::string cacheFlushReason;  ///< why, for tables: "flush: network weights 46.8 MB > LLC 33.6 MB"
+    /// The arguments a flush evicts (indices into dag->tensors(), so into the kernel's arguments):
+    /// empty = TVM's cache_flush_cpu_non_first_arg, every argument but the first. The `auto` policy
+    /// sets the network's constants here (the weights), so that activations stay warm as they do
+    /// in the network (tuning/measure_policy.h).
+    std::vector<int> flushArgs;
     double flop() const { return dag ? dag->flopCount() : 0; }
 };
 

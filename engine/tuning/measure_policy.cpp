@@ -13,6 +13,13 @@ std::string mb(int64_t bytes) {
     std::snprintf(buf, sizeof buf, "%.1f MB", double(bytes) / 1e6);
     return buf;
 }
+/// Bytes as MB, or as KB below 0.1 MB (a depthwise conv's weights).
+std::string size(int64_t bytes) {
+    if (bytes >= 100000) return mb(bytes);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f KB", double(bytes) / 1e3);
+    return buf;
+}
 /// The network's weights above which `auto` flushes: a quarter of the LLC (measure_policy.h says why).
 int64_t networkWeightLimit(int64_t llcBytes) { return llcBytes / 4; }
 }  // namespace
@@ -40,15 +47,20 @@ std::string TaskMeasurePolicy::reason() const {
     const std::string llc = "LLC " + mb(llcBytes);
     const std::string quarter = "LLC/4 " + mb(networkWeightLimit(llcBytes));
     if (taskInputBytes > llcBytes) return verdict + "inputs+weights " + mb(taskInputBytes) + " > " + llc;
-    if (networkWeightBytes > networkWeightLimit(llcBytes))
-        return verdict + "network weights " + mb(networkWeightBytes) + " > " + quarter;
+    if (networkWeightBytes > networkWeightLimit(llcBytes)) {
+        const std::string why = "network weights " + mb(networkWeightBytes) + " > " + quarter;
+        if (weightsOnly) return "flush weights " + size(taskWeightBytes) + ": " + why;
+        if (taskWeightBytes == 0) return "warm: no weights, " + why;
+        return verdict + why;
+    }
     return verdict + "inputs+weights " + mb(taskInputBytes) + " <= " + llc + ", network weights " +
            mb(networkWeightBytes) + " <= " + quarter;
 }
 
 TaskMeasurePolicy chooseMeasurePolicy(int64_t taskInputBytes, int64_t networkWeightBytes, CacheFlushMode mode,
-                                      int64_t llcBytes) {
+                                      int64_t llcBytes, int64_t taskWeightBytes) {
     TaskMeasurePolicy p;
+    p.taskWeightBytes = taskWeightBytes;
     p.taskInputBytes = taskInputBytes;
     p.networkWeightBytes = networkWeightBytes;
     p.llcBytes = llcBytes;
@@ -57,7 +69,13 @@ TaskMeasurePolicy chooseMeasurePolicy(int64_t taskInputBytes, int64_t networkWei
         case CacheFlushMode::Off: p.flush = false; break;
         case CacheFlushMode::On: p.flush = true; break;
         case CacheFlushMode::Auto:
-            p.flush = llcBytes > 0 && (taskInputBytes > llcBytes || networkWeightBytes > networkWeightLimit(llcBytes));
+            if (llcBytes <= 0) break;
+            if (taskInputBytes > llcBytes) {
+                p.flush = true;  // even its activations cannot stay cached: TVM's flush
+            } else if (networkWeightBytes > networkWeightLimit(llcBytes)) {
+                p.flush = taskWeightBytes != 0;  // its weights come cold; its activations do not
+                p.weightsOnly = taskWeightBytes > 0;
+            }
             break;
     }
     return p;

@@ -22,6 +22,17 @@
 ///     with the flush ran the network 3-7% faster at 2 threads, 0-4% at 1 (two seeds, 1196 trials
 ///     each, at the same trials per second);
 ///   - warm otherwise (a small network's weights stay in the L3 from one run to the next).
+/// Where `auto` flushes because of the network's weights, it flushes only the task's weights (the
+/// placeholders bound to the network's constants: weights, biases, folded scales), not its
+/// activations: in the network a kernel's input was just written by the kernel before it and its
+/// output goes to a planned buffer that other kernels used a moment ago, both in cache. TVM's flush
+/// also evicts the output (and any input but the first), which makes every candidate of a small
+/// kernel wait for DRAM write-allocates that the network never sees: mobilenet_v1's 14x14x512
+/// depthwise conv, 0.82 MB of activations and 18 KB of weights, was tuned at 39 us a call flushed
+/// and ran its best state at 25 us in the network; tuned with its activations warm it ran 15 us
+/// there (all nine depthwise tasks retuned: -0.09 ms of 5.6 at 1 thread). A task whose own
+/// inputs exceed the LLC, or whose constants are unknown, keeps TVM's flush (every argument but
+/// the first); a task with no constants (a pooling) is timed warm.
 /// `on` and `off` force the choice for every task (`off` is TVM's default). The LLC is this
 /// machine's: for a remote device (RPC runner) it is unknown, and `auto` keeps caches warm there.
 /// What a flush does is the runner's (TVM's cache_flush_cpu_non_first_arg: every argument but the
@@ -47,17 +58,23 @@ struct TaskMeasurePolicy {
     int64_t taskInputBytes = 0;       ///< the task's inputs + weights (bytes)
     int64_t networkWeightBytes = 0;   ///< all weights of the network (bytes)
     int64_t llcBytes = 0;             ///< the last-level cache (bytes); 0 = unknown
+    /// The task's constant inputs (bytes; -1 = unknown: the task was not extracted from a network).
+    int64_t taskWeightBytes = -1;
+    /// With `flush`: evict only the task's constants (SearchTask::flushArgs), not its activations.
+    bool weightsOnly = false;
     CacheFlushMode mode = CacheFlushMode::Auto;
     /// "flush: inputs+weights 40.1 MB > LLC 32.0 MB", "flush: network weights 16.9 MB > LLC/4 8.0 MB",
     /// "warm: inputs+weights 1.2 MB <= LLC 32.0 MB, network weights 3.0 MB <= LLC/4 8.0 MB", "flush: --cache-flush on",
-    /// "warm: LLC unknown" ...
+    /// "warm: LLC unknown", "flush weights 2.4 MB: network weights 16.9 MB > LLC/4 8.0 MB",
+    /// "warm: no weights, network weights 16.9 MB > LLC/4 8.0 MB" ...
     std::string reason() const;
 };
 
-/// The policy of a task whose inputs + weights take `taskInputBytes`, in a network whose weights
-/// take `networkWeightBytes`, under `mode`, on a machine with an LLC of `llcBytes` (0: unknown, so
-/// `auto` keeps the caches warm). See the file comment for the rule.
+/// The policy of a task whose inputs + weights take `taskInputBytes`, of which its constants (the
+/// network's weights, biases) take `taskWeightBytes` (-1: unknown), in a network whose weights take
+/// `networkWeightBytes`, under `mode`, on a machine with an LLC of `llcBytes` (0: unknown, so `auto`
+/// keeps the caches warm). See the file comment for the rule.
 TaskMeasurePolicy chooseMeasurePolicy(int64_t taskInputBytes, int64_t networkWeightBytes, CacheFlushMode mode,
-                                      int64_t llcBytes);
+                                      int64_t llcBytes, int64_t taskWeightBytes = -1);
 
 }  // namespace tb::tuning

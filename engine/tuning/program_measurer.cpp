@@ -107,6 +107,7 @@ std::vector<search::MeasureOutcome> ProgramMeasurer::measure(const search::Searc
         const size_t i = size_t(k);
         inputs[i].workloadKey = task.workloadKey;
         inputs[i].cacheFlush = task.cacheFlush;
+        inputs[i].flushArgs = task.flushArgs;
         try {
             if (m_gpuLowerer)
                 inputs[i].gpuModule = std::make_shared<codegen::GpuModule>(m_gpuLowerer(task, states[i]));

@@ -249,9 +249,12 @@ std::unique_ptr<Tuner> buildTuner(const TuningJob& job) {
             nt.alternativeOf = int(it - t->m_taskIndices.begin());
         }
         if (!gpu) {
+            int64_t taskWeightBytes = 0;
+            for (int a : e.constantArgs) taskWeightBytes += measure::tensorBytes(e.dag.tensors()[size_t(a)]);
             const TaskMeasurePolicy mp = chooseMeasurePolicy(measure::dagTraffic(e.dag).inputBytes, networkWeightBytes,
-                                                             job.runner.cacheFlush, llc);
+                                                             job.runner.cacheFlush, llc, taskWeightBytes);
             nt.task.cacheFlush = mp.flush;
+            if (mp.weightsOnly) nt.task.flushArgs = e.constantArgs;
             nt.task.cacheFlushReason = mp.reason();
             t->m_policies.push_back(mp);
         }

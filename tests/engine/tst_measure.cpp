@@ -220,6 +220,8 @@ private Q_SLOTS:
         measure::detail::RunRequest req;
         req.timer.slices = 5;
         QCOMPARE(measure::detail::decodeRequest(measure::detail::encode(req)).timer.slices, 5);
+        req.flushArgs = {2, 0};
+        QCOMPARE(measure::detail::decodeRequest(measure::detail::encode(req)).flushArgs, (std::vector<int32_t>{2, 0}));
         // A request of the previous layout (magic "TBWR", no slices) is named as a version mismatch.
         std::string old = measure::detail::encode(req);
         const uint32_t v1 = 0x54425752;
@@ -291,6 +293,56 @@ private Q_SLOTS:
         const auto r12 = flushed12.run(b, built);
         QVERIFY(r12[0].ok());
         QCOMPARE(r12[0].costs.size(), size_t(12));  // a larger repeat is kept
+    }
+
+    void testRunnerFlushesOnlyTheNamedArguments() {
+        // MeasureInput::flushArgs (the `auto` policy's weights only, tuning/measure_policy.h): the
+        // flush evicts the named arguments and no other. The kernel streams A and B (128 KiB each)
+        // into C; D, one float, is never read. Flushing D alone times it as warm as no flush at all,
+        // flushing A (which TVM's rule, every argument but the first, never flushes) as cold as
+        // TVM's flush of B and C. Alternated, medians of 5; an index out of range is refused.
+        using namespace lower;
+        const int64_t n = int64_t(1) << 15;
+        auto A = makeBuffer("A", {n}), B = makeBuffer("B", {n}), C = makeBuffer("C", {n}), D = makeBuffer("D", {1});
+        Var i("i");
+        auto f = std::make_shared<LoweredFunc>();
+        f->name = "stream_d";
+        f->args = {A, B, C, D};
+        f->body = makeFor(i, n, ForKind::Serial, makeStore(C, {i}, bufferLoad(A, {i}) + bufferLoad(B, {i})));
+        measure::LocalBuilder builder(codegen::Target::host());
+        std::vector<measure::MeasureInput> in{input(f)};
+        const auto built = builder.build(in);
+        QVERIFY(built[0].kernel);
+        measure::RunnerOptions ro = fastOptions();
+        ro.number = 3;
+        ro.repeat = 1;
+        ro.minRepeatMs = 20;
+        measure::LocalRunner runner(ro);
+        auto timeWith = [&](std::optional<bool> flush, std::vector<int> args) {
+            const measure::MeasureResult r = runner.runOne(*built[0].kernel, nullptr, flush, 0, 0, args);
+            if (!r.ok()) qWarning("%s", r.errorMsg.c_str());
+            return r.ok() ? *std::min_element(r.costs.begin(), r.costs.end()) : 1e9;
+        };
+        std::vector<double> warm, onlyD, onlyA, tvm;
+        for (int k = 0; k < 5; ++k) {
+            warm.push_back(timeWith(false, {}));
+            onlyD.push_back(timeWith(true, {3}));
+            onlyA.push_back(timeWith(true, {0}));
+            tvm.push_back(timeWith(true, {}));
+        }
+        for (auto* v : {&warm, &onlyD, &onlyA, &tvm}) std::sort(v->begin(), v->end());
+        qInfo("medians (us): warm %.2f, D flushed %.2f, A flushed %.2f, all but A flushed %.2f", warm[2] * 1e6, onlyD[2] * 1e6,
+              onlyA[2] * 1e6, tvm[2] * 1e6);
+        QVERIFY2(onlyA[2] > 1.2 * warm[2], qPrintable(QStringLiteral("A flushed %1, warm %2").arg(onlyA[2]).arg(warm[2])));
+        QVERIFY2(tvm[2] > 1.2 * warm[2], qPrintable(QStringLiteral("TVM's flush %1, warm %2").arg(tvm[2]).arg(warm[2])));
+        QVERIFY2(onlyD[2] * 1.2 < onlyA[2] && onlyD[2] * 1.2 < tvm[2],
+                 qPrintable(QStringLiteral("D flushed %1, A flushed %2, TVM's %3").arg(onlyD[2]).arg(onlyA[2]).arg(tvm[2])));
+        try {
+            (void)runner.runOne(*built[0].kernel, nullptr, true, 0, 0, {4});
+            QFAIL("a flush argument out of range was accepted");
+        } catch (const std::exception& e) {
+            QVERIFY2(std::string(e.what()).find("flush argument 4 of a kernel with 4 arguments") != std::string::npos, e.what());
+        }
     }
 
     void testRunnerScreensAgainstTheBatchBest() {

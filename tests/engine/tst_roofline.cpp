@@ -213,22 +213,41 @@ private Q_SLOTS:
         QTest::addColumn<qint64>("llc");
         QTest::addColumn<bool>("flush");
         QTest::addColumn<QString>("reason");
+        QTest::addColumn<qint64>("weights");  // the task's constants; -1 unknown
+        QTest::addColumn<bool>("weightsOnly");
         const qint64 mib = 1 << 20, llc = 32 * mib;
         QTest::addRow("big task") << 40 * mib << 45 * mib << "auto" << llc << true
-                                  << "flush: inputs+weights 41.9 MB > LLC 33.6 MB";
+                                  << "flush: inputs+weights 41.9 MB > LLC 33.6 MB" << -1ll << false;
         QTest::addRow("resnet-18 weights") << 9 * mib << 46800000ll << "auto" << llc << true
-                                           << "flush: network weights 46.8 MB > LLC/4 8.4 MB";
+                                           << "flush: network weights 46.8 MB > LLC/4 8.4 MB" << -1ll << false;
         QTest::addRow("mobilenet") << mib << 16900000ll << "auto" << llc << true
-                                   << "flush: network weights 16.9 MB > LLC/4 8.4 MB";
+                                   << "flush: network weights 16.9 MB > LLC/4 8.4 MB" << -1ll << false;
         QTest::addRow("small network") << mib << 3000000ll << "auto" << llc << false
-                                       << "warm: inputs+weights 1.0 MB <= LLC 33.6 MB, network weights 3.0 MB <= LLC/4 8.4 MB";
+                                       << "warm: inputs+weights 1.0 MB <= LLC 33.6 MB, network weights 3.0 MB <= LLC/4 8.4 MB" << -1ll << false;
         QTest::addRow("exactly the limits") << llc << llc / 4 << "auto" << llc << false
-                                            << "warm: inputs+weights 33.6 MB <= LLC 33.6 MB, network weights 8.4 MB <= LLC/4 8.4 MB";
+                                            << "warm: inputs+weights 33.6 MB <= LLC 33.6 MB, network weights 8.4 MB <= LLC/4 8.4 MB" << -1ll << false;
         QTest::addRow("a byte over a quarter") << mib << llc / 4 + 1 << "auto" << llc << true
-                                               << "flush: network weights 8.4 MB > LLC/4 8.4 MB";
-        QTest::addRow("unknown LLC") << 40 * mib << 45 * mib << "auto" << 0ll << false << "warm: LLC unknown";
-        QTest::addRow("on") << mib << mib << "on" << llc << true << "flush: --cache-flush on";
-        QTest::addRow("off") << 40 * mib << 45 * mib << "off" << llc << false << "warm: --cache-flush off";
+                                               << "flush: network weights 8.4 MB > LLC/4 8.4 MB" << -1ll << false;
+        QTest::addRow("unknown LLC") << 40 * mib << 45 * mib << "auto" << 0ll << false << "warm: LLC unknown" << -1ll << false;
+        QTest::addRow("on") << mib << mib << "on" << llc << true << "flush: --cache-flush on" << -1ll << false;
+        QTest::addRow("off") << 40 * mib << 45 * mib << "off" << llc << false << "warm: --cache-flush off" << -1ll << false;
+        // Constants known (a network's task): where only the network's weights overflow, the flush
+        // evicts the task's weights and leaves its activations warm; a task without any (a
+        // pooling) stays warm; a task too big for the LLC keeps TVM's flush of every argument.
+        QTest::addRow("mobilenet conv, weights known") << mib << 16900000ll << "auto" << llc << true
+                                                       << "flush weights 1.1 MB: network weights 16.9 MB > LLC/4 8.4 MB"
+                                                       << 1100000ll << true;
+        QTest::addRow("depthwise, weights known") << mib << 16900000ll << "auto" << llc << true
+                                                  << "flush weights 20.5 KB: network weights 16.9 MB > LLC/4 8.4 MB"
+                                                  << 20480ll << true;
+        QTest::addRow("pooling, no weights") << mib << 16900000ll << "auto" << llc << false
+                                             << "warm: no weights, network weights 16.9 MB > LLC/4 8.4 MB" << 0ll << false;
+        QTest::addRow("big task, weights known") << 40 * mib << 45 * mib << "auto" << llc << true
+                                                 << "flush: inputs+weights 41.9 MB > LLC 33.6 MB" << 30 * mib << false;
+        QTest::addRow("small network, weights known")
+            << mib << 3000000ll << "auto" << llc << false
+            << "warm: inputs+weights 1.0 MB <= LLC 33.6 MB, network weights 3.0 MB <= LLC/4 8.4 MB" << mib / 2 << false;
+        QTest::addRow("on, weights known") << mib << mib << "on" << llc << true << "flush: --cache-flush on" << mib / 2 << false;
     }
     void testMeasurePolicy() {
         QFETCH(qint64, task);
@@ -237,10 +256,13 @@ private Q_SLOTS:
         QFETCH(qint64, llc);
         QFETCH(bool, flush);
         QFETCH(QString, reason);
+        QFETCH(qint64, weights);
+        QFETCH(bool, weightsOnly);
         const tuning::CacheFlushMode m = tuning::parseCacheFlushMode(mode.toStdString());
         QCOMPARE(QString::fromLatin1(tuning::cacheFlushModeName(m)), mode);
-        const tuning::TaskMeasurePolicy p = tuning::chooseMeasurePolicy(task, network, m, llc);
+        const tuning::TaskMeasurePolicy p = tuning::chooseMeasurePolicy(task, network, m, llc, weights);
         QCOMPARE(p.flush, flush);
+        QCOMPARE(p.weightsOnly, weightsOnly);
         QCOMPARE(QString::fromStdString(p.reason()), reason);
     }
     void testBadFlushMode() {

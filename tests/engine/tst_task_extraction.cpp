@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -18,6 +19,7 @@
 #include "engine/graph/passes/layout.h"
 #include "engine/graph/passes/passes.h"
 #include "engine/graph/task_extraction.h"
+#include "engine/lower/lower_dag.h"
 #include "engine/graph/zoo.h"
 #include "engine/support/error.h"
 #include "tests/engine/test_task_util.h"
@@ -136,6 +138,7 @@ private Q_SLOTS:
     void testTargetOptions();
     void testNoWinograd();
     void testWinogradAlternatives();
+    void testConstantArgs();
 };
 
 // mobilenet NHWC batch 1: the 22 tasks TVM printed (seeds/003), byte for byte, weights of §5.1.
@@ -484,6 +487,43 @@ void TestTaskExtraction::testWinogradAlternatives() {
     o.winograd = true;
     const Graph mb = makeNetwork("mobilenet", 1, "NHWC");
     QCOMPARE(extractTasks(mb, o).size(), extractTasks(mb).size());
+}
+
+void TestTaskExtraction::testConstantArgs() {
+    // ExtractedTask::constantArgs names the placeholders bound to the network's constants, which
+    // the measurement policy flushes (tuning/measure_policy.h). In resnet-18 (with the direct
+    // alternatives) and mobilenet every placeholder but the data input (the first) is a weight,
+    // a bias or a residual input; the residual has the output's (N, H, W, C) shape and is an
+    // activation, the others are constants. The output never is; the layout-free weight of a conv, winograd conv
+    // or dense always is; a pooling or softmax without a fused add has none.
+    TaskExtractionOptions o;
+    o.winogradAlternatives = true;
+    int checked = 0, residual = 0, constants = 0;
+    for (const char* net : {"resnet-18", "mobilenet"}) {
+        for (const ExtractedTask& t : extractTasks(makeNetwork(net, 1, "NHWC"), o)) {
+            const auto& ts = t.dag.tensors();
+            std::vector<int> want;
+            for (size_t k = 1; k + 1 < ts.size(); ++k) {
+                if (!ts[k].op()->isPlaceholder()) continue;
+                const auto& out = ts.back().shape();
+                const auto spatial = std::count_if(out.begin(), out.end(), [](int64_t d) { return d > 1; });
+                if (ts[k].shape() == out && spatial > 1) ++residual;  // a dense's bias is [1, units] too
+                else want.push_back(int(k));
+            }
+            QVERIFY2(t.constantArgs == want, t.desc.c_str());
+            const std::vector<int> layoutFree = lower::weightArgIndices(t.dag);
+            const bool weighted = t.desc.find("conv2d") != std::string::npos || t.desc.find("dense") != std::string::npos;
+            QVERIFY(layoutFree.size() <= size_t(weighted ? 1 : 0));  // a depthwise conv has none
+            for (int w : layoutFree)
+                QVERIFY2(std::count(t.constantArgs.begin(), t.constantArgs.end(), w) == 1, t.desc.c_str());
+            if (!weighted && t.desc.find("_add") == std::string::npos) QVERIFY2(t.constantArgs.empty(), t.desc.c_str());
+            constants += int(t.constantArgs.size());
+            ++checked;
+        }
+    }
+    QCOMPARE(checked, 30 + 22);
+    QVERIFY(residual >= 4);    // resnet-18's shortcut adds
+    QVERIFY(constants >= 80);  // a weight and a bias for nearly every conv and dense task
 }
 
 QTEST_APPLESS_MAIN(TestTaskExtraction)
