@@ -143,7 +143,12 @@ MeasureResult LocalRunner::runOne(const codegen::CompiledKernel& kernel, const C
     for (int a : flushArgs)
         TB_CHECK(a >= 0 && size_t(a) < kernel.argElements.size())
             << "flush argument " << a << " of a kernel with " << kernel.argElements.size() << " arguments";
-    req.flushArgs.assign(flushArgs.begin(), flushArgs.end());
+    if (!flushArgs.empty()) {
+        req.flushArgs.assign(flushArgs.begin(), flushArgs.end());
+    } else {
+        // TVM's cache_flush_cpu_non_first_arg: every argument but the first (the data input).
+        for (size_t i = 1; i < kernel.argElements.size(); ++i) req.flushArgs.push_back(int32_t(i));
+    }
     if (req.flushCache) {
         // TVM's LocalRunner times a flushed kernel one call per repeat (number 1, min_repeat_ms 0):
         // later calls of a round would find the caches warm again.

@@ -82,12 +82,8 @@ RunReply handle(const RunRequest& req) {
     std::function<void()> flush;
     if (req.flushCache)
         flush = [&] {
-            if (req.flushArgs.empty()) {
-                for (size_t i = 1; i < bufs.size(); ++i) flushCache(bufs[i].data(), bufs[i].size() * sizeof(float));
-            } else {
-                for (int32_t i : req.flushArgs)
-                    if (i >= 0 && size_t(i) < bufs.size()) flushCache(bufs[size_t(i)].data(), bufs[size_t(i)].size() * sizeof(float));
-            }
+            for (int32_t i : req.flushArgs)
+                if (i >= 0 && size_t(i) < bufs.size()) flushCache(bufs[size_t(i)].data(), bufs[size_t(i)].size() * sizeof(float));
         };
     TimerOptions t = req.timer;
     t.skipWarmup = true;

@@ -28,8 +28,8 @@ struct RunRequest {
     std::vector<int64_t> argElements;
     TimerOptions timer;
     bool flushCache = false;
-    /// The arguments a flush evicts; empty = every argument but the first (TVM's
-    /// cache_flush_cpu_non_first_arg). Indices the caller checked against argElements.
+    /// The arguments a flush evicts, resolved by LocalRunner::runOne (TVM's rule, every argument
+    /// but the first, when the input names none) and checked against argElements.
     std::vector<int32_t> flushArgs;
     uint64_t seed = 0;
     bool hasCheck = false;
