@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engine/measure/timer.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -157,21 +160,45 @@ std::vector<double> timeEvaluateRounds(const std::function<double(int number)>& 
     return out;
 }
 
+namespace {
+
+#if defined(__x86_64__)
+bool cpuHasClflushopt() {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+    return (ebx >> 23) & 1u;
+}
+
+__attribute__((target("clflushopt"))) void flushLinesOpt(const char* p, size_t bytes) {
+    for (size_t off = 0; off < bytes; off += 64) __builtin_ia32_clflushopt(p + off);
+}
+#endif
+
+}  // namespace
+
+bool flushCacheUsesClflushopt() {
+#if defined(__x86_64__)
+    static const bool has = cpuHasClflushopt();
+    return has;
+#else
+    return false;
+#endif
+}
+
 void flushCache(const void* data, size_t bytes) {
     const char* p = static_cast<const char*>(data);
-    for (size_t off = 0; off < bytes; off += 64) {
 #if defined(__x86_64__)
-        __builtin_ia32_clflush(p + off);
+    if (flushCacheUsesClflushopt())
+        flushLinesOpt(p, bytes);
+    else
+        for (size_t off = 0; off < bytes; off += 64) __builtin_ia32_clflush(p + off);
+    __builtin_ia32_mfence();  // orders clflushopt: every line is out before the kernel starts
 #elif defined(__aarch64__)
-        asm volatile("dc civac, %0" ::"r"(p + off) : "memory");
-#else
-        (void)p;
-#endif
-    }
-#if defined(__x86_64__)
-    __builtin_ia32_mfence();
-#elif defined(__aarch64__)
+    for (size_t off = 0; off < bytes; off += 64) asm volatile("dc civac, %0" ::"r"(p + off) : "memory");
     asm volatile("dsb ish" ::: "memory");
+#else
+    (void)p;
+    (void)bytes;
 #endif
 }
 

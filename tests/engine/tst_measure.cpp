@@ -435,6 +435,30 @@ private Q_SLOTS:
         QVERIFY2(real[0] >= 0.2e-3, std::to_string(real[0]).c_str());
     }
 
+    void testFlushCacheInstruction() {
+        // flushCache picks clflushopt exactly where the CPU reports it (the kernel's flag list in
+        // /proc/cpuinfo), and evicting lines leaves their contents as they were (odd sizes included).
+#if defined(__x86_64__)
+        QFile info(QStringLiteral("/proc/cpuinfo"));
+        QVERIFY(info.open(QIODevice::ReadOnly));
+        bool listed = false;
+        for (const QByteArray& line : info.readAll().split('\n'))
+            if (line.startsWith("flags")) {
+                listed = line.split(' ').contains("clflushopt");
+                break;
+            }
+        QCOMPARE(measure::flushCacheUsesClflushopt(), listed);
+#else
+        QVERIFY(!measure::flushCacheUsesClflushopt());
+#endif
+        std::vector<float> v(100003);
+        measure::fillRandom(v.data(), v.size(), 11);
+        const std::vector<float> before = v;
+        measure::flushCache(v.data(), v.size() * sizeof(float));
+        measure::flushCache(v.data() + 1, 5);
+        QVERIFY(v == before);
+    }
+
     void testGuardedBufferCanary() {
         measure::GuardedBuffer b(10);
         QVERIFY(b.intact());
