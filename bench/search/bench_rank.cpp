@@ -16,7 +16,19 @@
 //
 //   bench_rank --train a.json,b.json --test c.json [--network resnet-18 | --onnx FILE] [--task 2|all]
 //              [--per-round 64] [--tie 5] [--objectives squared,pairwise,tvm,analytic]
+//
+// --schedule LOG (instead of --train/--test): when to retrain, on a whole network's tuning log
+// (XGBModelParams::lazyTraining). The log's records, in order, are cut into rounds (runs of
+// consecutive records of one task, at most --per-round). One model over all tasks, as the tuner
+// keeps it (the default `xgb` parameters, warm-up included), scores each round's valid states before
+// it learns the round: eager (TVM: retrained after every round) and lazy (retrained only when the
+// scored task has records the booster has not seen, or has none, or there is no booster). Printed
+// per schedule: the online pairwise accuracy, mean over rounds (all pairs, and without pairs closer
+// than --tie%), the number of trainings and their seconds.
+//   bench_rank --schedule r18.json --onnx resnet18_v1.onnx [--per-round 64] [--tie 5]
 #include <algorithm>
+#include <chrono>
+#include <map>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -68,6 +80,76 @@ std::vector<Sample> readLog(const std::string& path, const graph::ExtractedTask&
     }
     TB_USER_CHECK(!out.empty()) << path << " holds no record of " << task.workloadKey;
     return out;
+}
+
+/// Accuracy over pairs of `idx` whose costs differ by more than `tie` (relative).
+double accuracy(const std::vector<float>& score, const std::vector<double>& cost, double tie, long long* pairs);
+
+/// --schedule: eager against lazy training over a network log's rounds (see the file comment).
+int compareSchedules(const std::string& logPath, const std::vector<graph::ExtractedTask>& extracted, int perRound, double tie) {
+    std::map<std::string, search::SearchTask> tasks;
+    for (const auto& et : extracted) {
+        search::SearchTask task;
+        task.dag = std::make_shared<te::ComputeDAG>(et.dag);
+        task.workloadKey = et.workloadKey;
+        task.target = tuning::resolveTarget("").recordString;
+        task.hardware = measure::defaultHardwareParams(codegen::Target::host());
+        tasks.emplace(et.workloadKey, task);
+    }
+    struct Round {
+        const search::SearchTask* task;
+        std::vector<cost_model::MeasuredState> measured;
+    };
+    std::vector<Round> rounds;
+    size_t skipped = 0;
+    for (const auto& r : record::readMeasureRecords(logPath).records) {
+        const auto it = tasks.find(r.task.workloadKey);
+        if (it == tasks.end()) {
+            ++skipped;
+            continue;
+        }
+        if (rounds.empty() || rounds.back().task != &it->second || int(rounds.back().measured.size()) >= perRound)
+            rounds.push_back({&it->second, {}});
+        const bool valid = r.valid();
+        rounds.back().measured.push_back(
+            {inferBound(replaySteps(*it->second.dag, stepsFromJson(r.steps))), valid ? r.meanCost() : 1e10, valid});
+    }
+    std::printf("bench_rank --schedule: %s, %zu rounds of <= %d records (%zu records of other tasks skipped), ties < %.0f%%\n",
+                logPath.c_str(), rounds.size(), perRound, skipped, tie);
+    std::printf("%-8s %7s %10s %12s %10s %10s\n", "schedule", "scored", "online", "online >tie", "trainings", "train (s)");
+    auto lowerer = [](const search::SearchTask& t, const State& s) { return lower::lowerState(*t.dag, s); };
+    for (const bool lazy : {false, true}) {
+        cost_model::XGBModelParams p;
+        p.fmaLanes = measure::fullRateFmaLanes();
+        p.lazyTraining = lazy;
+        cost_model::XGBModel model(lowerer, p);
+        double trainS = 0, acc = 0, accTie = 0;
+        int scored = 0, scoredTie = 0;
+        using clock = std::chrono::steady_clock;
+        for (const Round& r : rounds) {
+            auto t0 = clock::now();
+            model.prepare(*r.task);
+            trainS += std::chrono::duration<double>(clock::now() - t0).count();
+            std::vector<State> states;
+            std::vector<double> costs;
+            for (const auto& m : r.measured)
+                if (m.valid) states.push_back(m.state), costs.push_back(m.meanCost);
+            if (states.size() >= 2) {
+                const std::vector<float> score = model.predict(*r.task, states);
+                long long pairs = 0;
+                const double a = accuracy(score, costs, 0, &pairs), at = accuracy(score, costs, tie / 100, &pairs);
+                if (a >= 0) acc += a, ++scored;
+                if (at >= 0) accTie += at, ++scoredTie;
+            }
+            t0 = clock::now();
+            model.update(*r.task, r.measured);
+            trainS += std::chrono::duration<double>(clock::now() - t0).count();
+        }
+        std::printf("%-8s %7d %10.3f %12.3f %10d %10.1f\n", lazy ? "lazy" : "eager", scored, scored ? acc / scored : -1,
+                    scoredTie ? accTie / scoredTie : -1, model.trainings(), trainS);
+        std::fflush(stdout);
+    }
+    return 0;
 }
 
 /// Accuracy over pairs of `idx` whose costs differ by more than `tie` (relative).
@@ -132,6 +214,7 @@ int main(int argc, char** argv) try {
     int perRound = 64, warmRounds = 2;
     double tie = 5;
     bool online = false;
+    std::string scheduleLog;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--online") {
@@ -140,7 +223,8 @@ int main(int argc, char** argv) try {
         }
         TB_USER_CHECK(i + 1 < argc) << "missing value after " << a;
         const std::string v = argv[++i];
-        if (a == "--train") train = split(v);
+        if (a == "--schedule") scheduleLog = v;
+        else if (a == "--train") train = split(v);
         else if (a == "--test") test = split(v);
         else if (a == "--network") network = v;
         else if (a == "--onnx") onnx = v;
@@ -152,7 +236,7 @@ int main(int argc, char** argv) try {
         else if (a == "--param") overrides = v;
         else TB_USER_ERROR() << "unknown option " << a;
     }
-    TB_USER_CHECK(!train.empty() && !test.empty()) << "usage: bench_rank --train A,B --test C [--network N | --onnx FILE] [--task I|I,J|all]";
+    TB_USER_CHECK(!scheduleLog.empty() || (!train.empty() && !test.empty())) << "usage: bench_rank --train A,B --test C [--network N | --onnx FILE] [--task I|I,J|all], or bench_rank --schedule LOG [--network N | --onnx FILE]";
     graph::TaskExtractionOptions eo;
     eo.target = codegen::Target::host().str();
     tuning::NetworkSource src;  // a zoo network, or an ONNX model (NHWC, as tune imports it)
@@ -160,6 +244,7 @@ int main(int argc, char** argv) try {
     src.onnxPath = onnx;
     if (!onnx.empty()) network = onnx;
     const auto tasks = graph::extractTasks(tuning::loadNetwork(src), eo);
+    if (!scheduleLog.empty()) return compareSchedules(scheduleLog, tasks, perRound, tie);
     std::vector<int> taskIds;
     if (taskSpec == "all")
         for (int t = 0; t < int(tasks.size()); ++t) taskIds.push_back(t);

@@ -115,6 +115,8 @@ void XGBModel::appendSamples(const search::SearchTask& task, const std::vector<M
         if (rows[i].empty()) continue;
         const double prior = m_params.analyticPrior ? analyticScore(task, rows[i]) : 0.0;
         m_samples.push_back({task.workloadKey, std::move(rows[i]), measured[i].valid ? measured[i].meanCost : 1e10, prior});
+        ++m_samplesPerTask[task.workloadKey];
+        m_untrainedTasks.insert(task.workloadKey);
     }
 }
 
@@ -126,8 +128,15 @@ void XGBModel::maybeTrain() {
 
 void XGBModel::update(const search::SearchTask& task, const std::vector<MeasuredState>& measured) {
     appendSamples(task, measured);
-    maybeTrain();
+    if (!m_params.lazyTraining) maybeTrain();
 }
+
+void XGBModel::trainIfStale(const search::SearchTask& task) {
+    if (!m_params.lazyTraining || m_untrainedTasks.empty()) return;
+    if (m_untrainedTasks.count(task.workloadKey) || !m_samplesPerTask.count(task.workloadKey) || !m_booster) maybeTrain();
+}
+
+void XGBModel::prepare(const search::SearchTask& task) { trainIfStale(task); }
 
 void XGBModel::updateMany(const std::vector<const search::SearchTask*>& tasks,
                           const std::vector<std::vector<MeasuredState>>& measured) {
@@ -157,6 +166,7 @@ void XGBModel::train() {
         }
     }
     const bst_ulong nrow = bst_ulong(pack.size());
+    m_untrainedTasks.clear();  // seen, whether or not they give anything to train on
     if (nrow == 0) return;
     DMatrix dm;
     check(XGDMatrixCreateFromMat(data.data(), nrow, kFeatureLength, std::numeric_limits<float>::quiet_NaN(), &dm.h),
@@ -254,6 +264,8 @@ void XGBModel::train() {
     if (m_booster) XGBoosterFree(m_booster);
     m_booster = bst;
     m_trainedOn = m_samples.size();
+    ++m_trainings;
+    m_untrainedTasks.clear();
 }
 
 bool XGBModel::warm() const { return m_booster && int(m_samples.size()) >= m_params.numWarmupSamples; }
@@ -263,6 +275,7 @@ bool XGBModel::repeatable(const search::SearchTask& task) const {
 }
 
 std::vector<float> XGBModel::predict(const search::SearchTask& task, const std::vector<State>& states) {
+    trainIfStale(task);
     std::vector<float> scores(states.size(), 0.0f);
     const bool warm = this->warm();
     // Group 6 (and so the analytic estimate) exists for CPU tasks only.

@@ -42,6 +42,10 @@ public:
                             const std::vector<std::vector<MeasuredState>>& measured) {
         for (size_t i = 0; i < tasks.size(); ++i) update(*tasks[i], measured[i]);
     }
+    /// Called before a round's search of `task`, so that a model that defers training
+    /// (XGBModelParams::lazyTraining) pays for it here, where the tuner counts training time,
+    /// rather than inside the round's first predict(). Default: nothing.
+    virtual void prepare(const search::SearchTask& task) { (void)task; }
     /// Scores of `states` (bound-inferred, concrete); higher is better; -inf = unusable.
     virtual std::vector<float> predict(const search::SearchTask& task, const std::vector<State>& states) = 0;
     /// True for the random baseline (the search then shortens evolution, as TVM does).

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engine/tuning/network_tuner.h"
 
+#include <cstdlib>
 #include <map>
 
 #include "engine/record/record_io.h"
@@ -48,6 +49,8 @@ NetworkTuner::NetworkTuner(std::vector<NetworkTask> tasks, TuneOptions options, 
         }
         xp.numWarmupSamples = n * perRound;  // TVM: task scheduler's warm-up = tasks x per-round
         xp.fmaLanes = m_options.fmaLanes;
+        // TVM's training schedule (after every round) instead of the lazy one, for A/B runs.
+        if (const char* e = std::getenv("TB_EAGER_TRAINING"); e && *e && std::string(e) != "0") xp.lazyTraining = false;
         m_model = std::make_shared<cost_model::XGBModel>(std::move(lowerer), xp);
     } else {
         TB_USER_ERROR() << "unknown cost model '" << m_options.costModel << "' (expected xgb, xgb-rank, xgb-tvm or random)";

@@ -4,6 +4,7 @@
 // a known ordering of synthetic states, and held-out ranking accuracy on TVM's own resnet-18 log.
 #include <QtTest>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -610,6 +611,7 @@ private Q_SLOTS:
         std::vector<cost_model::MeasuredState> train;
         for (int a = 0; a < 5; ++a) train.push_back({tiledMatmul(*dag, 64, int64_t(1) << a, 8), 1e-3 * (1 + a), true});
         trained.update(cpu, train);
+        trained.prepare(cpu);  // a lazily trained model (the default) trains when next used
         QVERIFY(trained.trained());
         QVERIFY(trained.repeatable(cpu) && trained.repeatable(gpu));
         QVERIFY(!cost_model::RandomModel(1).repeatable(cpu));
@@ -638,6 +640,7 @@ private Q_SLOTS:
         p.numWarmupSamples = 0;
         cost_model::XGBModel model(cpuLowerer(), p);
         model.update(task, train);
+        model.prepare(task);  // a lazily trained model (the default) trains when next used
         QVERIFY(model.trained());
         QCOMPARE(int(model.numSamples()), 25);
         std::vector<State> trainStates;
@@ -652,6 +655,76 @@ private Q_SLOTS:
               fit, held, distinctPairs(testCosts));
         QVERIFY2(fit >= 0.9, qPrintable(QString::number(fit)));
         QVERIFY2(held >= 0.9, qPrintable(QString::number(held)));
+    }
+
+    // Lazy training (XGBModelParams::lazyTraining): update() stores records; the model retrains
+    // when it next scores a task whose records it has not seen, a task without records, or has no
+    // booster. Records of two tasks of TVM's resnet-18 log, in two batches each, as a network's
+    // rounds bring them. A model that retrains is the eager (TVM) model trained on the same records:
+    // same scores.
+    void testLazyTraining() {
+        auto log = record::readMeasureRecords("../shared/data/logs/ansor/tvmsandbox_resnet-18-NHWC-B1-llvm.json");
+        auto extracted = graph::extractTasks(graph::makeNetwork("resnet-18", 1, "NHWC"));
+        std::map<std::string, search::SearchTask> tasks;
+        for (const auto& e : extracted)
+            tasks.emplace(graph::legacyTvmWorkloadKey(e.dag), makeTask(std::make_shared<te::ComputeDAG>(e.dag), e.workloadKey));
+        std::map<std::string, std::vector<cost_model::MeasuredState>> byTask;
+        for (const auto& rec : log.records) {
+            const auto it = tasks.find(rec.task.workloadKey);
+            QVERIFY2(it != tasks.end(), rec.task.workloadKey.c_str());
+            const bool valid = rec.valid();
+            byTask[rec.task.workloadKey].push_back(
+                {inferBound(replaySteps(*it->second.dag, stepsFromJson(rec.steps))), valid ? rec.meanCost() : 1e10, valid});
+        }
+        // The two tasks with the most records, and a third that gets none.
+        std::vector<std::pair<size_t, std::string>> bySize;
+        for (const auto& [key, v] : byTask) bySize.emplace_back(v.size(), key);
+        std::sort(bySize.rbegin(), bySize.rend());
+        QVERIFY(bySize.size() >= 3 && bySize[1].first >= 80);
+        const search::SearchTask& a = tasks.at(bySize[0].second);
+        const search::SearchTask& b = tasks.at(bySize[1].second);
+        const search::SearchTask& c = tasks.at(bySize[2].second);
+        auto half = [&](const std::string& key, int h) {
+            const auto& v = byTask.at(key);
+            return std::vector<cost_model::MeasuredState>(v.begin() + ptrdiff_t(h * v.size() / 2),
+                                                          v.begin() + ptrdiff_t((h + 1) * v.size() / 2));
+        };
+        std::vector<State> probe;
+        for (const auto& m : half(bySize[1].second, 1)) probe.push_back(m.state);
+
+        cost_model::XGBModelParams p = oneThread();
+        p.numWarmupSamples = 0;
+        cost_model::XGBModel lazy(cpuLowerer(), p);
+        p.lazyTraining = false;
+        cost_model::XGBModel eager(cpuLowerer(), p);
+
+        lazy.update(a, half(bySize[0].second, 0));
+        eager.update(a, half(bySize[0].second, 0));
+        QCOMPARE(lazy.trainings(), 0);
+        QCOMPARE(eager.trainings(), 1);
+        lazy.prepare(a);  // a's records are new to it
+        QCOMPARE(lazy.trainings(), 1);
+        lazy.prepare(a);  // nothing new
+        QCOMPARE(lazy.trainings(), 1);
+
+        lazy.update(b, half(bySize[1].second, 0));  // b's first batch
+        eager.update(b, half(bySize[1].second, 0));
+        lazy.prepare(a);  // a's own records are all seen: no retraining for b's batch
+        QCOMPARE(lazy.trainings(), 1);
+        lazy.update(a, half(bySize[0].second, 1));
+        eager.update(a, half(bySize[0].second, 1));
+        QCOMPARE(eager.trainings(), 3);
+        (void)lazy.predict(b, probe);  // b's records are new: retrain on everything, once
+        QCOMPARE(lazy.trainings(), 2);
+        QCOMPARE(lazy.predict(b, probe), eager.predict(b, probe));  // the same records: TVM's model
+        (void)lazy.predict(a, probe);
+        QCOMPARE(lazy.trainings(), 2);  // a's second batch was in that training
+        (void)lazy.predict(c, probe);   // c has no records, and nothing is untrained
+        QCOMPARE(lazy.trainings(), 2);
+        lazy.update(b, half(bySize[1].second, 1));
+        (void)lazy.predict(c, probe);  // c has no records: its first round learns from b's new batch
+        QCOMPARE(lazy.trainings(), 3);
+        QCOMPARE(int(lazy.numSamples()), int(eager.numSamples()) + int(half(bySize[1].second, 1).size()));
     }
 
     // TVM's own tuning log of resnet-18 (x86, 2021): records carry the measured costs. A model
