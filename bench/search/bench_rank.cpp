@@ -85,17 +85,20 @@ std::vector<Sample> readLog(const std::string& path, const graph::ExtractedTask&
 /// Accuracy over pairs of `idx` whose costs differ by more than `tie` (relative).
 double accuracy(const std::vector<float>& score, const std::vector<double>& cost, double tie, long long* pairs);
 
+/// The search task of an extracted task, as `tune` builds it for this CPU.
+search::SearchTask searchTaskOf(const graph::ExtractedTask& et) {
+    search::SearchTask task;
+    task.dag = std::make_shared<te::ComputeDAG>(et.dag);
+    task.workloadKey = et.workloadKey;
+    task.target = tuning::resolveTarget("").recordString;
+    task.hardware = measure::defaultHardwareParams(codegen::Target::host());  // as tune
+    return task;
+}
+
 /// --schedule: eager against lazy training over a network log's rounds (see the file comment).
 int compareSchedules(const std::string& logPath, const std::vector<graph::ExtractedTask>& extracted, int perRound, double tie) {
     std::map<std::string, search::SearchTask> tasks;
-    for (const auto& et : extracted) {
-        search::SearchTask task;
-        task.dag = std::make_shared<te::ComputeDAG>(et.dag);
-        task.workloadKey = et.workloadKey;
-        task.target = tuning::resolveTarget("").recordString;
-        task.hardware = measure::defaultHardwareParams(codegen::Target::host());
-        tasks.emplace(et.workloadKey, task);
-    }
+    for (const auto& et : extracted) tasks.emplace(et.workloadKey, searchTaskOf(et));
     struct Round {
         const search::SearchTask* task;
         std::vector<cost_model::MeasuredState> measured;
@@ -262,11 +265,7 @@ int main(int argc, char** argv) try {
         int cnt[6] = {0, 0, 0, 0, 0, 0}, nTasks = 0;
         for (int taskIndex : taskIds) {
             const graph::ExtractedTask& et = tasks[size_t(taskIndex)];
-            search::SearchTask task;
-            task.dag = std::make_shared<te::ComputeDAG>(et.dag);
-            task.workloadKey = et.workloadKey;
-            task.target = tuning::resolveTarget("").recordString;
-            task.hardware = measure::defaultHardwareParams(codegen::Target::host());  // as tune
+            const search::SearchTask task = searchTaskOf(et);
             auto lowerer = [](const search::SearchTask& t, const State& s) { return lower::lowerState(*t.dag, s); };
 
             std::vector<cost_model::MeasuredState> trainSet;

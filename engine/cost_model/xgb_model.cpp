@@ -115,7 +115,7 @@ void XGBModel::appendSamples(const search::SearchTask& task, const std::vector<M
         if (rows[i].empty()) continue;
         const double prior = m_params.analyticPrior ? analyticScore(task, rows[i]) : 0.0;
         m_samples.push_back({task.workloadKey, std::move(rows[i]), measured[i].valid ? measured[i].meanCost : 1e10, prior});
-        ++m_samplesPerTask[task.workloadKey];
+        m_tasksWithSamples.insert(task.workloadKey);
         m_untrainedTasks.insert(task.workloadKey);
     }
 }
@@ -133,7 +133,7 @@ void XGBModel::update(const search::SearchTask& task, const std::vector<Measured
 
 void XGBModel::trainIfStale(const search::SearchTask& task) {
     if (!m_params.lazyTraining || m_untrainedTasks.empty()) return;
-    if (m_untrainedTasks.count(task.workloadKey) || !m_samplesPerTask.count(task.workloadKey) || !m_booster) maybeTrain();
+    if (m_untrainedTasks.count(task.workloadKey) || !m_tasksWithSamples.count(task.workloadKey) || !m_booster) maybeTrain();
 }
 
 void XGBModel::prepare(const search::SearchTask& task) { trainIfStale(task); }
@@ -265,7 +265,6 @@ void XGBModel::train() {
     m_booster = bst;
     m_trainedOn = m_samples.size();
     ++m_trainings;
-    m_untrainedTasks.clear();
 }
 
 bool XGBModel::warm() const { return m_booster && int(m_samples.size()) >= m_params.numWarmupSamples; }

@@ -163,8 +163,8 @@ private:
     std::vector<Sample> m_samples;
     size_t m_trainedOn = 0;
     int m_trainings = 0;
-    std::map<std::string, size_t> m_samplesPerTask;  // workload key -> records
-    std::set<std::string> m_untrainedTasks;          // workload keys with records the booster has not seen
+    std::set<std::string> m_tasksWithSamples;  // workload keys with records
+    std::set<std::string> m_untrainedTasks;    // workload keys with records the booster has not seen
     void* m_booster = nullptr;  // BoosterHandle
     using Rows = std::vector<std::vector<float>>;
     /// Keyed by a 64-bit hash of (workload key, State::toStr()).

@@ -183,6 +183,16 @@ search::SearchTask makeTask(std::shared_ptr<const te::ComputeDAG> dag, std::stri
     return t;
 }
 
+// TVM's own tuning log of resnet-18 (x86, 2021), and the zoo's resnet-18 tasks keyed by the legacy
+// workload keys its records carry.
+const char* const kTvmResnet18Log = "../shared/data/logs/ansor/tvmsandbox_resnet-18-NHWC-B1-llvm.json";
+std::map<std::string, search::SearchTask> resnet18TasksByLegacyKey() {
+    std::map<std::string, search::SearchTask> tasks;
+    for (const auto& e : graph::extractTasks(graph::makeNetwork("resnet-18", 1, "NHWC")))
+        tasks.emplace(graph::legacyTvmWorkloadKey(e.dag), makeTask(std::make_shared<te::ComputeDAG>(e.dag), e.workloadKey));
+    return tasks;
+}
+
 // i split by ti, j by tj, loops (i.0, j.0, k, i.1, j.1), j.1 vectorized.
 State tiledMatmul(const te::ComputeDAG& dag, int64_t n, int64_t ti, int64_t tj) {
     nlohmann::json steps = nlohmann::json::array({
@@ -663,11 +673,8 @@ private Q_SLOTS:
     // rounds bring them. A model that retrains is the eager (TVM) model trained on the same records:
     // same scores.
     void testLazyTraining() {
-        auto log = record::readMeasureRecords("../shared/data/logs/ansor/tvmsandbox_resnet-18-NHWC-B1-llvm.json");
-        auto extracted = graph::extractTasks(graph::makeNetwork("resnet-18", 1, "NHWC"));
-        std::map<std::string, search::SearchTask> tasks;
-        for (const auto& e : extracted)
-            tasks.emplace(graph::legacyTvmWorkloadKey(e.dag), makeTask(std::make_shared<te::ComputeDAG>(e.dag), e.workloadKey));
+        auto log = record::readMeasureRecords(kTvmResnet18Log);
+        const std::map<std::string, search::SearchTask> tasks = resnet18TasksByLegacyKey();
         std::map<std::string, std::vector<cost_model::MeasuredState>> byTask;
         for (const auto& rec : log.records) {
             const auto it = tasks.find(rec.task.workloadKey);
@@ -745,14 +752,9 @@ private Q_SLOTS:
         QFETCH(bool, tvmModel);
         QFETCH(double, atLeast);
         const auto t0 = std::chrono::steady_clock::now();
-        auto log = record::readMeasureRecords("../shared/data/logs/ansor/tvmsandbox_resnet-18-NHWC-B1-llvm.json");
+        auto log = record::readMeasureRecords(kTvmResnet18Log);
         QCOMPARE(int(log.records.size()), 1265);
-        auto extracted = graph::extractTasks(graph::makeNetwork("resnet-18", 1, "NHWC"));
-        std::map<std::string, search::SearchTask> tasks;
-        for (const auto& e : extracted) {
-            search::SearchTask t = makeTask(std::make_shared<te::ComputeDAG>(e.dag), e.workloadKey);
-            tasks.emplace(graph::legacyTvmWorkloadKey(e.dag), t);
-        }
+        const std::map<std::string, search::SearchTask> tasks = resnet18TasksByLegacyKey();
         std::map<std::string, std::vector<cost_model::MeasuredState>> train;
         std::map<std::string, std::pair<std::vector<State>, std::vector<double>>> test;
         std::map<std::string, int> seen;
@@ -803,11 +805,8 @@ private Q_SLOTS:
     // estimated fraction of the FMA peak. With Warmup::Random (TVM, --cost-model xgb-tvm) the
     // same model ranks at chance.
     void testAnalyticWarmupRanksTvmLog() {
-        auto log = record::readMeasureRecords("../shared/data/logs/ansor/tvmsandbox_resnet-18-NHWC-B1-llvm.json");
-        auto extracted = graph::extractTasks(graph::makeNetwork("resnet-18", 1, "NHWC"));
-        std::map<std::string, search::SearchTask> tasks;
-        for (const auto& e : extracted)
-            tasks.emplace(graph::legacyTvmWorkloadKey(e.dag), makeTask(std::make_shared<te::ComputeDAG>(e.dag), e.workloadKey));
+        auto log = record::readMeasureRecords(kTvmResnet18Log);
+        const std::map<std::string, search::SearchTask> tasks = resnet18TasksByLegacyKey();
         std::map<std::string, std::pair<std::vector<State>, std::vector<double>>> byTask;
         for (const auto& rec : log.records) {
             if (!rec.valid()) continue;
