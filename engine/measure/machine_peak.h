@@ -103,8 +103,9 @@ std::string defaultPeakCachePath();
 /// for machineKey() and `threads`; else measured (measureFmaPeak, measureTriadBandwidth with the
 /// defaults), each roof the maximum of this run and a busy entry's, and written to the file (created
 /// with its directory; an unwritable or empty path only means the next call measures again). A
-/// malformed cache file is replaced. Throws tb::UserError for threads out of range, as
-/// measureFmaPeak.
+/// malformed cache file is replaced, and so is an entry whose bandwidth an older triad probe measured
+/// (field triad_probe: the scalar probe before 2026-12-01 read memory speed from L2 on Zen 5).
+/// Throws tb::UserError for threads out of range, as measureFmaPeak.
 MachinePeak machinePeak(int threads, const std::string& cachePath = defaultPeakCachePath());
 
 }  // namespace tb::measure
